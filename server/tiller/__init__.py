@@ -1,0 +1,1 @@
+"""tiller: an agent server for code editors."""

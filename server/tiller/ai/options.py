@@ -1,0 +1,45 @@
+"""Options for one LLM call (pi-ai's SimpleStreamOptions)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .abort import AbortSignal
+
+# Budget-based thinking: tokens the model may spend reasoning at each level.
+DEFAULT_THINKING_BUDGETS: dict[str, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+}
+
+
+@dataclass
+class StreamOptions:
+    temperature: float | None = None
+    max_tokens: int | None = None
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    session_id: str | None = None
+    headers: dict[str, str] | None = None
+    # Thinking level without "off" (None means no reasoning requested).
+    reasoning: str | None = None
+    thinking_budgets: dict[str, int] | None = None
+    # Retries of connection errors and 408/409/429/5xx before the response streams.
+    max_retries: int = 3
+    retry_base_delay_ms: int = 1000
+    # A server asking (Retry-After) to wait longer than this fails at once.
+    max_retry_delay_ms: int = 60_000
+    # Called with the request body just before it is sent (debugging, tests).
+    on_payload: Callable[[dict[str, Any]], None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def thinking_budget(self) -> int | None:
+        if not self.reasoning:
+            return None
+        budgets = {**DEFAULT_THINKING_BUDGETS, **(self.thinking_budgets or {})}
+        level = "high" if self.reasoning == "xhigh" else self.reasoning
+        return budgets.get(level)

@@ -1,0 +1,76 @@
+"""History clean-up every provider applies before converting messages to its wire format.
+
+- Assistant messages that ended in `error` or `aborted` stay in the agent's history and
+  session files but are never sent back to the model.
+- A tool call left without a result (the run was aborted, or a steering message cut the
+  batch short in a way that lost it) gets a synthetic error result `No result provided`,
+  because every vendor rejects a tool call with no matching result.
+- Thinking from a different model becomes plain text (its signature means nothing there);
+  empty or redacted foreign thinking is dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .types import (
+    AssistantMessage,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+NO_RESULT_TEXT = "No result provided"
+
+
+def transform_messages(messages: list[Any], model: Model) -> list[Any]:
+    out: list[Any] = []
+    awaiting: dict[str, str] = {}  # tool call id -> tool name, for the last assistant
+
+    def flush_orphans() -> None:
+        for call_id, name in awaiting.items():
+            out.append(
+                ToolResultMessage(
+                    tool_call_id=call_id,
+                    tool_name=name,
+                    content=[TextContent(text=NO_RESULT_TEXT)],
+                    is_error=True,
+                )
+            )
+        awaiting.clear()
+
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            flush_orphans()
+            if message.stop_reason in ("error", "aborted"):
+                continue
+            message = _adapt_thinking(message, model)
+            awaiting.update({call.id: call.name for call in message.tool_calls()})
+            out.append(message)
+        elif isinstance(message, ToolResultMessage):
+            awaiting.pop(message.tool_call_id, None)
+            out.append(message)
+        elif isinstance(message, UserMessage):
+            flush_orphans()
+            out.append(message)
+        else:
+            out.append(message)
+    flush_orphans()
+    return out
+
+
+def _adapt_thinking(message: AssistantMessage, model: Model) -> AssistantMessage:
+    same_model = message.provider == model.provider and message.model == model.id
+    if same_model or not any(isinstance(b, ThinkingContent) for b in message.content):
+        return message
+    content = []
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            if block.redacted or not block.thinking.strip():
+                continue
+            content.append(TextContent(text=block.thinking))
+        else:
+            content.append(block)
+    return message.model_copy(update={"content": content})
