@@ -1,0 +1,145 @@
+"""The `tiller` command line.
+
+    tiller run PROMPT [--model provider/id]   one prompt, streamed to the terminal
+    tiller models                             the catalogue and which providers are ready
+    tiller schema [-o FILE]                   the JSON Schema of the wire types
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from typing import Any, TextIO
+
+from .agent import Agent
+from .ai.models import ModelCatalog, ModelConfigError, ModelError
+from .ai.types import AssistantMessage
+from .schema import wire_schema_text
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful, concise assistant."
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tiller", description="An agent server for code editors.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="stream one reply to PROMPT on the terminal")
+    run.add_argument("prompt")
+    run.add_argument("--model", help='"provider/modelId" (default: from config/env, else the local model)')
+    run.add_argument("--system", default=DEFAULT_SYSTEM_PROMPT, help="system prompt")
+    run.add_argument("--thinking", default="off", choices=["off", "minimal", "low", "medium", "high", "xhigh"])
+    run.add_argument("--json", action="store_true", help="print every agent event as one JSON line")
+
+    commands.add_parser("models", help="list known models and whether their provider is ready")
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of tiller's wire types")
+    schema.add_argument("-o", "--output", help="write to this file instead of stdout")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return asyncio.run(_run(args))
+        if args.command == "models":
+            return _models()
+        if args.command == "schema":
+            return _schema(args.output)
+    except (ModelError, ModelConfigError) as error:
+        print(f"tiller: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+async def _run(args: argparse.Namespace) -> int:
+    catalog = ModelCatalog.load()
+    model = catalog.resolve(args.model) if args.model else catalog.default_model()
+    agent = Agent(get_api_key=catalog.api_key)
+    agent.set_model(model)
+    agent.set_system_prompt(args.system)
+    agent.set_thinking_level(args.thinking)
+    printer = _JsonPrinter(sys.stdout) if args.json else _TerminalPrinter(sys.stdout, sys.stderr)
+    agent.subscribe(printer)
+
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, agent.abort)  # Ctrl-C stops the run, keeps the text
+    try:
+        await agent.prompt(args.prompt)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    last = agent.state.messages[-1]
+    if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted"):
+        print(f"tiller: {last.error_message}", file=sys.stderr)
+        return 130 if last.stop_reason == "aborted" else 1
+    return 0
+
+
+class _TerminalPrinter:
+    """Text as it streams; thinking dimmed; tool calls compact; usage at the end (stderr)."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out, self.err = out, err
+        self.color = out.isatty()
+
+    def __call__(self, event: Any) -> None:
+        if event.type == "message_update":
+            inner = event.assistant_message_event
+            if inner.type == "text_delta":
+                self._write(inner.delta)
+            elif inner.type == "thinking_delta":
+                self._write(self._dim(inner.delta))
+            elif inner.type == "thinking_end":
+                self._write("\n")
+        elif event.type == "tool_execution_start":
+            self._write(self._dim(f"\n→ {event.tool_name} {json.dumps(event.args, ensure_ascii=False)}\n"))
+        elif event.type == "tool_execution_end":
+            mark = "✗" if event.is_error else "✓"
+            first = next((b.text for b in event.result.content if b.type == "text"), "")
+            self._write(self._dim(f"{mark} {first.splitlines()[0] if first else ''}\n"))
+        elif event.type == "message_end" and isinstance(event.message, AssistantMessage):
+            usage = event.message.usage
+            self._write("\n")
+            cost = f", ${usage.cost.total:.4f}" if usage.cost.total else ""
+            print(self._dim(f"[{event.message.provider}/{event.message.model}: {usage.input} in, "
+                            f"{usage.output} out{cost}]"), file=self.err, flush=True)
+
+    def _dim(self, text: str) -> str:
+        return f"\x1b[2m{text}\x1b[0m" if self.color else text
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+
+class _JsonPrinter:
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, event: Any) -> None:
+        self.out.write(event.to_json() + "\n")
+        self.out.flush()
+
+
+def _models() -> int:
+    catalog = ModelCatalog.load()
+    default = catalog.default_model().ref
+    for model in catalog.list():
+        ready = "ready" if catalog.has_key(model.provider) else "no key"
+        marker = "*" if model.ref == default else " "
+        print(f"{marker} {model.ref:40} {model.api:20} {ready}")
+    return 0
+
+
+def _schema(output: str | None) -> int:
+    text = wire_schema_text()
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""The `tiller` command, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_tiller(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.endswith("_BASE_URL")}
+    env.pop("TILLER_MODEL", None)
+    env.update(env_extra or {})
+    return subprocess.run(
+        [sys.executable, "-m", "tiller", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
+
+
+def faux_script(tmp_path: Path, responses: list[dict]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"chunkChars": 3, "responses": responses}))
+    return str(path)
+
+
+def test_schema_file_is_current():
+    result = run_tiller("schema")
+    assert result.returncode == 0, result.stderr
+    checked_in = (ROOT / "schema" / "tiller.schema.json").read_text()
+    assert result.stdout == checked_in, "schema/tiller.schema.json is stale: run `tiller schema -o schema/tiller.schema.json`"
+    schema = json.loads(result.stdout)
+    for name in ("AssistantMessage", "ToolResultMessage", "MessageUpdateEvent", "Usage", "Model"):
+        assert name in schema["$defs"]
+    assert "stopReason" in schema["$defs"]["AssistantMessage"]["properties"]
+
+
+def test_run_streams_text_from_a_scripted_model(tmp_path):
+    script = faux_script(tmp_path, [{"content": [{"type": "text", "text": "Tilled and sown."}]}])
+    result = run_tiller("run", "hello", "--model", "faux/faux-1", env_extra={"TILLER_FAUX_SCRIPT": script})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Tilled and sown."
+    assert "faux/faux-1" in result.stderr
+
+
+def test_run_json_prints_every_event(tmp_path):
+    script = faux_script(tmp_path, [{"content": [{"type": "text", "text": "abcdef"}]}])
+    result = run_tiller("run", "hi", "--json", env_extra={"TILLER_FAUX_SCRIPT": script, "TILLER_MODEL": "faux/faux-1"})
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert events[0] == {"type": "agent_start"} and events[-1]["type"] == "agent_end"
+    deltas = [e["assistantMessageEvent"]["delta"] for e in events if e["type"] == "message_update"
+              and e["assistantMessageEvent"]["type"] == "text_delta"]
+    assert deltas == ["abc", "def"]
+
+
+def test_run_reports_provider_errors_with_exit_code(tmp_path):
+    script = faux_script(tmp_path, [])
+    result = run_tiller("run", "hi", "--model", "faux/faux-1", env_extra={"TILLER_FAUX_SCRIPT": script})
+    assert result.returncode == 1
+    assert "No more faux responses queued" in result.stderr
+
+
+def test_unknown_model_is_a_clear_error():
+    result = run_tiller("run", "hi", "--model", "nope/nothing")
+    assert result.returncode == 2
+    assert "Unknown model: nope/nothing" in result.stderr
