@@ -1,5 +1,6 @@
 """The `tiller` command line.
 
+    tiller serve [--tcp PORT]                 the agent server an editor starts (stdio)
     tiller run PROMPT [--model provider/id]   one prompt, streamed to the terminal
     tiller models                             the catalogue and which providers are ready
     tiller schema [-o FILE]                   the JSON Schema of the wire types
@@ -33,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--thinking", default="off", choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     run.add_argument("--json", action="store_true", help="print every agent event as one JSON line")
 
+    serve = commands.add_parser("serve", help="serve the agent protocol to an editor (stdio by default)")
+    serve.add_argument("--stdio", action="store_true", help="use stdin/stdout (the default)")
+    serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead (debugging)")
+    serve.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
+
     commands.add_parser("models", help="list known models and whether their provider is ready")
 
     schema = commands.add_parser("schema", help="print the JSON Schema of tiller's wire types")
@@ -42,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return asyncio.run(_run(args))
+        if args.command == "serve":
+            return _serve(args)
         if args.command == "models":
             return _models()
         if args.command == "schema":
@@ -119,6 +127,22 @@ class _JsonPrinter:
     def __call__(self, event: Any) -> None:
         self.out.write(event.to_json() + "\n")
         self.out.flush()
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from .server.app import serve_stdio, serve_tcp
+
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # pygls logs every message it sends at INFO: far too much for a streaming server.
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
+    # pygls logs every error answer with a traceback; tiller logs the ones that matter.
+    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
+    if args.tcp:
+        return serve_tcp(args.tcp)
+    return serve_stdio()
 
 
 def _models() -> int:

@@ -1,0 +1,169 @@
+"""The language server process: pygls over stdio (or TCP), hosting agent sessions.
+
+Three pygls adjustments make it fit an agent protocol:
+- custom-method params stay plain dicts (pygls's default turns them into namedtuples and
+  renames keys such as `from` or `_meta`); they are validated with the pydantic types;
+- `initialize` advertises the protocol under `capabilities.experimental.tiller`;
+- a body that is not JSON gets a -32700 answer (id null) instead of only a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import threading
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+)
+from pygls.protocol.language_server import lsp_method
+
+from .. import __version__
+from ..ai.models import ModelCatalog
+from .config import ClientFeatures, InitializationOptions
+from .protocol import PROTOCOL_VERSION
+from .sessions import SessionManager
+
+logger = logging.getLogger("tiller.server")
+
+FEATURES = ["sessions", "steering", "followUp", "abort", "editorContext", "deltaStreaming"]
+
+
+def dict_params_converter() -> Any:
+    """pygls's converter, except that JSON-RPC envelopes keep `params`/`result` as dicts."""
+    converter = default_converter()
+
+    def keep_dicts(obj: dict[str, Any], cls: type) -> Any:
+        return cls(**obj)
+
+    for envelope in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(envelope, keep_dicts)
+    return converter
+
+
+class TillerProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        server: TillerServer = self._server  # type: ignore[assignment]
+        server.configure(params)
+        result.capabilities.experimental = {
+            "tiller": {"protocolVersion": PROTOCOL_VERSION, "features": FEATURES}
+        }
+        return result
+
+
+class TillerServer(LanguageServer):
+    def __init__(self, catalog: ModelCatalog | None = None) -> None:
+        super().__init__(
+            "tiller",
+            __version__,
+            protocol_cls=TillerProtocol,
+            converter_factory=dict_params_converter,
+            max_workers=4,
+        )
+        self.catalog = catalog or ModelCatalog.load()
+        self.options = InitializationOptions()
+        self.client_features = ClientFeatures()
+        self.sessions = SessionManager(self)
+
+    def configure(self, params: types.InitializeParams) -> None:
+        """Read `initializationOptions` and `capabilities.experimental.tiller`."""
+        self.options = InitializationOptions.from_raw(params.initialization_options)
+        experimental = params.capabilities.experimental if params.capabilities else None
+        self.client_features = ClientFeatures.from_raw(experimental)
+
+    def workspace_root(self) -> str:
+        try:
+            root = self.workspace.root_path
+        except RuntimeError:
+            root = None
+        return os.path.realpath(root or os.getcwd())
+
+    def read_document(self, uri: str) -> str | None:
+        """The editor's text of an open document (unsaved changes included), else None."""
+        try:
+            documents = self.workspace.text_documents
+        except RuntimeError:
+            return None
+        document = documents.get(uri)
+        return document.source if document is not None else None
+
+    def notify_event(self, method: str, params: dict[str, Any]) -> None:
+        self.protocol.notify(method, params)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if isinstance(error, json.JSONDecodeError):
+            # JSON-RPC 2.0: an unparsable message is answered with -32700 and id null.
+            self.protocol._send_data(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {error}"}}
+            )
+            return
+        if isinstance(error, JsonRpcException) and error.code != -32603:
+            logger.debug("Answered with error %s: %s", error.code, error)  # the client was told
+        else:
+            logger.error("Server error: %s", error)
+
+
+def create_server(catalog: ModelCatalog | None = None) -> TillerServer:
+    from .methods import register  # the method table is wired in one place
+
+    server = TillerServer(catalog)
+    register(server)
+    return server
+
+
+def serve_stdio() -> int:
+    """Serve on stdio until EOF or `exit`. Only protocol bytes ever reach stdout."""
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print() anywhere must not corrupt the stream
+    server = create_server()
+    return _run(server, StdinAsyncReader(sys.stdin.buffer, server.thread_pool), StdoutWriter(protocol_out))
+
+
+def serve_tcp(port: int, host: str = "127.0.0.1") -> int:
+    """A debugging transport: one client at a time on 127.0.0.1."""
+    sys.stdout = sys.stderr
+    server = create_server()
+    server.start_tcp(host, port)
+    return 0
+
+
+def _run(server: TillerServer, reader: Any, writer: Any) -> int:
+    server.protocol.set_writer(writer)
+    stop = threading.Event()
+    server._stop_event = stop
+
+    async def main() -> None:
+        try:
+            await run_async(stop_event=stop, reader=reader, protocol=server.protocol,
+                            logger=logger, error_handler=server.report_server_error)
+        finally:
+            # EOF or exit: abort runs so that nothing keeps the process alive.
+            await server.sessions.close_all(timeout=0.5)
+
+    code = 0
+    try:
+        asyncio.run(main())
+    except SystemExit as exit_:  # the `exit` notification
+        code = int(exit_.code or 0)
+    except BrokenPipeError:
+        logger.error("The client closed the connection")
+    except KeyboardInterrupt:
+        code = 130
+    sys.stderr.flush()
+    # Worker threads (a local model mid-generation, the stdin reader) must not hold the
+    # process open after the client is gone.
+    os._exit(code)

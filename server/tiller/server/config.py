@@ -1,0 +1,52 @@
+"""What the client tells the server at `initialize`, parsed into typed settings."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ..ai.types import WireModel
+
+ApprovalMode = Literal["ask", "acceptEdits", "yolo"]
+
+
+class InitializationOptions(WireModel):
+    """`initializationOptions`: defaults for every session of this client."""
+
+    default_model: str | None = None
+    approval_mode: ApprovalMode = "ask"
+    data_dir: str | None = None
+
+    @classmethod
+    def from_raw(cls, raw: Any) -> "InitializationOptions":
+        if not isinstance(raw, dict):
+            return cls()
+        try:
+            return cls.model_validate(raw)
+        except ValidationError:
+            # A bad option must not stop the editor from starting; fall back field by field.
+            valid = {}
+            for key, value in raw.items():
+                try:
+                    cls.model_validate({key: value})
+                    valid[key] = value
+                except ValidationError:
+                    continue
+            return cls.model_validate(valid)
+
+
+class ClientFeatures(WireModel):
+    """`capabilities.experimental.tiller`: what the client's UI can do."""
+
+    # The client shows approval_request events and answers them.
+    approvals: bool = False
+
+    @classmethod
+    def from_raw(cls, experimental: Any) -> "ClientFeatures":
+        if isinstance(experimental, dict) and isinstance(experimental.get("tiller"), dict):
+            try:
+                return cls.model_validate(experimental["tiller"])
+            except ValidationError:
+                return cls()
+        return cls()

@@ -1,0 +1,195 @@
+"""The `agent/*` protocol: method names, params, results, events and error codes.
+
+Declared once here; `protocol.md` documents these classes and `schema/tiller.schema.json`
+(generated from them) is what the TypeScript and Lua clients follow. Params are validated
+with `model_validate`, so a bad field becomes a -32602 answer that names it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..agent.types import AgentMessage
+from ..ai.types import ImageContent, StopReason, ThinkingLevel, Usage, WireModel
+
+PROTOCOL_VERSION = 1
+
+# --- error codes (JSON-RPC reserves -32000..-32099 for implementation errors) -------------
+
+INVALID_PARAMS = -32602
+SESSION_NOT_FOUND = -32001
+SESSION_BUSY = -32002
+MODEL_NOT_FOUND = -32003
+REQUEST_CANCELLED = -32800
+
+ERROR_CODES: dict[int, str] = {
+    INVALID_PARAMS: "Invalid params: a field is missing, has the wrong type or an unknown value",
+    SESSION_NOT_FOUND: "No session with that id in this server",
+    SESSION_BUSY: "The session is running; use streamingBehavior, agent/steer or agent/followUp",
+    MODEL_NOT_FOUND: "The model reference is malformed or unknown",
+    REQUEST_CANCELLED: "The request was cancelled with $/cancelRequest",
+}
+
+QueueMode = Literal["all", "one_at_a_time"]
+
+# --- shared pieces ----------------------------------------------------------------------
+
+
+class Position(WireModel):
+    line: int
+    character: int
+
+
+class Range(WireModel):
+    start: Position
+    end: Position
+
+
+class EditorContext(WireModel):
+    """A file or selection the editor attaches to a prompt."""
+
+    uri: str
+    range: Range | None = None
+    # The text, if the client already has it; otherwise the server reads the open buffer
+    # (text document sync) or the file.
+    text: str | None = None
+
+
+class ModelInfo(WireModel):
+    provider: str
+    id: str
+    name: str
+    api: str
+    reasoning: bool
+    input: list[str]
+    context_window: int
+    max_tokens: int
+    has_key: bool
+
+
+class SessionRef(WireModel):
+    session_id: str
+
+
+# --- requests ---------------------------------------------------------------------------
+
+
+class NewSessionParams(WireModel):
+    cwd: str | None = None
+    model: str | None = None
+    system_prompt: str | None = None
+    thinking_level: ThinkingLevel | None = None
+    tools: list[str] | None = None
+
+
+class NewSessionResult(WireModel):
+    session_id: str
+    model: str
+    tools: list[str]
+    cwd: str
+
+
+class PromptParams(SessionRef):
+    text: str
+    images: list[ImageContent] | None = None
+    context: list[EditorContext] | None = None
+    streaming_behavior: Literal["steer", "followUp"] | None = None
+
+
+class PromptResult(WireModel):
+    # "queued" when the prompt was queued with streamingBehavior on a busy session.
+    stop_reason: StopReason | Literal["queued"]
+    new_messages: list[AgentMessage] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    error_message: str | None = None
+
+
+class QueueParams(SessionRef):
+    text: str
+
+
+class QueueState(WireModel):
+    steering: list[str]
+    follow_up: list[str]
+
+
+class SetModelParams(SessionRef):
+    model: str
+
+
+class SetThinkingLevelParams(SessionRef):
+    level: ThinkingLevel
+
+
+class SetQueueModesParams(SessionRef):
+    steering_mode: QueueMode | None = None
+    follow_up_mode: QueueMode | None = None
+
+
+class ListModelsResult(WireModel):
+    models: list[ModelInfo]
+    default: str
+
+
+class SessionSummary(WireModel):
+    session_id: str
+    cwd: str
+    model: str
+    is_streaming: bool
+    message_count: int
+    title: str
+
+
+class ListSessionsResult(WireModel):
+    sessions: list[SessionSummary]
+
+
+class PendingToolCall(WireModel):
+    tool_call_id: str
+    tool_name: str
+
+
+class SessionState(WireModel):
+    session_id: str
+    cwd: str
+    model: str
+    thinking_level: ThinkingLevel
+    steering_mode: QueueMode
+    follow_up_mode: QueueMode
+    is_streaming: bool
+    messages: list[AgentMessage]
+    stream_message: AgentMessage | None = None
+    pending_tool_calls: list[str]
+    error: str | None = None
+    queue: QueueState
+    # The `seq` of the last event sent for this session (0 before any).
+    seq: int
+    pending_approvals: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# --- events (server -> client `agent/event` notifications) -------------------------------
+
+
+class QueueUpdateEvent(WireModel):
+    type: Literal["queue_update"] = "queue_update"
+    steering: list[str]
+    follow_up: list[str]
+
+
+class SessionStateEvent(WireModel):
+    type: Literal["session_state"] = "session_state"
+    model: str
+    thinking_level: ThinkingLevel
+    steering_mode: QueueMode
+    follow_up_mode: QueueMode
+
+
+class EventNotification(WireModel):
+    """`agent/event`: one event of one session; `seq` rises by one per session."""
+
+    session_id: str
+    seq: int
+    event: dict[str, Any]
+

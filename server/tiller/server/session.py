@@ -1,0 +1,237 @@
+"""One agent session as the server hosts it: an `Agent`, its event stream and its run.
+
+A session numbers its events (`seq`, +1 per event, per session) so a client can detect a
+gap and re-sync with `agent/getState`. A run executes in a task the session owns, not in
+the request handler: cancelling an `agent/prompt` request (or `agent/abort`) aborts the
+agent and waits for the run to wind down, so every completed message is kept and the
+event stream always ends with `agent_end`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from ..agent import Agent, AgentTool
+from ..agent.types import AgentEndEvent
+from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, Usage, UserMessage
+from .context import context_blocks
+from .protocol import (
+    EditorContext,
+    PromptResult,
+    QueueState,
+    QueueUpdateEvent,
+    SessionState,
+    SessionStateEvent,
+    SessionSummary,
+)
+from .wire import wire_event
+
+Notify = Callable[[str, dict[str, Any]], None]
+
+
+class SessionBusyError(Exception):
+    pass
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        agent: Agent,
+        notify: Notify,
+        read_document: Callable[[str], str | None] = lambda uri: None,
+        session_id: str | None = None,
+    ) -> None:
+        self.id = session_id or uuid.uuid4().hex[:12]
+        self.cwd = cwd
+        self.agent = agent
+        self.agent.session_id = self.id
+        self.seq = 0
+        self._notify = notify
+        self._read_document = read_document
+        self._run: asyncio.Task[None] | None = None
+        self._last_run_messages: list[Any] = []
+        self._sent_queue: tuple[list[str], list[str]] = ([], [])
+        agent.subscribe(self._on_agent_event)
+
+    # --- events --------------------------------------------------------------------------
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.seq += 1
+        self._notify("agent/event", {"sessionId": self.id, "seq": self.seq, "event": event})
+
+    def _on_agent_event(self, event: Any) -> None:
+        if isinstance(event, AgentEndEvent):
+            self._last_run_messages = list(event.messages)
+        self.emit(wire_event(event))
+        # The loop takes queued messages as it goes; tell the client when the queue moved.
+        self._emit_queue_if_changed()
+
+    def _emit_queue_if_changed(self) -> None:
+        queue = self.queue_state()
+        current = (queue.steering, queue.follow_up)
+        if current != self._sent_queue:
+            self._sent_queue = current
+            self.emit(QueueUpdateEvent(steering=queue.steering, follow_up=queue.follow_up).dump())
+
+    def emit_session_state(self) -> SessionStateEvent:
+        event = self.session_state_event()
+        self.emit(event.dump())
+        return event
+
+    # --- runs ----------------------------------------------------------------------------
+
+    @property
+    def is_running(self) -> bool:
+        return self._run is not None and not self._run.done()
+
+    async def prompt(
+        self,
+        text: str,
+        images: list[ImageContent] | None = None,
+        context: list[EditorContext] | None = None,
+        streaming_behavior: str | None = None,
+    ) -> PromptResult:
+        message = self._user_message(text, images, context)
+        if self.is_running:
+            if streaming_behavior == "steer":
+                self.steer(message)
+                return PromptResult(stop_reason="queued")
+            if streaming_behavior == "followUp":
+                self.follow_up(message)
+                return PromptResult(stop_reason="queued")
+            raise SessionBusyError(
+                f"Session {self.id} is already running. Send agent/steer or agent/followUp, "
+                'or pass streamingBehavior: "steer" | "followUp" to queue this prompt.'
+            )
+        self._run = asyncio.create_task(self.agent.prompt(message))
+        try:
+            await asyncio.shield(self._run)
+        except asyncio.CancelledError:
+            # $/cancelRequest on this prompt: stop the run but let it end cleanly.
+            await self.abort()
+            raise
+        return self._result()
+
+    def _user_message(
+        self, text: str, images: list[ImageContent] | None, context: list[EditorContext] | None
+    ) -> UserMessage:
+        blocks: list[Any] = [TextContent(text=text)]
+        blocks.extend(context_blocks(context or [], self._read_document))
+        blocks.extend(images or [])
+        return UserMessage(content=blocks)
+
+    def _result(self) -> PromptResult:
+        messages = self._last_run_messages
+        assistants = [m for m in messages if isinstance(m, AssistantMessage)]
+        usage = Usage()
+        for message in assistants:
+            for field in ("input", "output", "cache_read", "cache_write", "total_tokens"):
+                setattr(usage, field, getattr(usage, field) + getattr(message.usage, field))
+            for field in ("input", "output", "cache_read", "cache_write", "total"):
+                setattr(usage.cost, field, getattr(usage.cost, field) + getattr(message.usage.cost, field))
+        last = assistants[-1] if assistants else None
+        return PromptResult(
+            stop_reason=last.stop_reason if last else "error",
+            new_messages=messages,
+            usage=usage,
+            error_message=last.error_message if last else None,
+        )
+
+    async def abort(self) -> None:
+        """Abort the run (if any) and return once it has ended."""
+        run = self._run
+        if run is None or run.done():
+            return
+        self.agent.abort()
+        await asyncio.shield(run)
+
+    # --- queues --------------------------------------------------------------------------
+
+    def steer(self, message: str | UserMessage) -> QueueState:
+        self.agent.steer(message)
+        self._emit_queue_if_changed()
+        return self.queue_state()
+
+    def follow_up(self, message: str | UserMessage) -> QueueState:
+        self.agent.follow_up(message)
+        self._emit_queue_if_changed()
+        return self.queue_state()
+
+    def clear_queue(self) -> QueueState:
+        cleared = self.queue_state()
+        self.agent.clear_all_queues()
+        self._emit_queue_if_changed()
+        return cleared
+
+    def queue_state(self) -> QueueState:
+        return QueueState(
+            steering=[_text_of(m) for m in self.agent.steering_queue],
+            follow_up=[_text_of(m) for m in self.agent.follow_up_queue],
+        )
+
+    # --- settings ------------------------------------------------------------------------
+
+    def set_model(self, model: Model) -> None:
+        self.agent.set_model(model)
+
+    def set_tools(self, tools: list[AgentTool]) -> None:
+        self.agent.set_tools(tools)
+
+    def session_state_event(self) -> SessionStateEvent:
+        state = self.agent.state
+        return SessionStateEvent(
+            model=state.model.ref,
+            thinking_level=state.thinking_level,
+            steering_mode=self.agent.steering_mode,
+            follow_up_mode=self.agent.follow_up_mode,
+        )
+
+    # --- views ---------------------------------------------------------------------------
+
+    def state(self) -> SessionState:
+        state = self.agent.state
+        return SessionState(
+            session_id=self.id,
+            cwd=self.cwd,
+            model=state.model.ref,
+            thinking_level=state.thinking_level,
+            steering_mode=self.agent.steering_mode,
+            follow_up_mode=self.agent.follow_up_mode,
+            is_streaming=state.is_streaming,
+            messages=state.messages,
+            stream_message=state.stream_message,
+            pending_tool_calls=sorted(state.pending_tool_calls),
+            error=state.error,
+            queue=self.queue_state(),
+            seq=self.seq,
+        )
+
+    def summary(self) -> SessionSummary:
+        state = self.agent.state
+        first_user = next((m for m in state.messages if getattr(m, "role", None) == "user"), None)
+        title = _text_of(first_user)[:80] if first_user else "(new session)"
+        return SessionSummary(
+            session_id=self.id,
+            cwd=self.cwd,
+            model=state.model.ref,
+            is_streaming=state.is_streaming,
+            message_count=len(state.messages),
+            title=title.splitlines()[0] if title else "(new session)",
+        )
+
+
+def _text_of(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(block, "text", "") for block in content if getattr(block, "type", "") == "text")
+
+
+def default_cwd(root: str | None) -> str:
+    return os.path.realpath(root or os.getcwd())
