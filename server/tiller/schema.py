@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .agent.types import AgentEvent, AgentMessage, AgentToolResult
 from .ai.types import AssistantMessageEvent, Model, StopReason, ThinkingLevel, Usage
+from .server import protocol as p
 
 
 class TillerWireTypes(BaseModel):
@@ -29,6 +30,24 @@ class TillerWireTypes(BaseModel):
     usage: Usage
     stop_reason: StopReason
     thinking_level: ThinkingLevel
+    # The agent/* protocol (server/tiller/server/protocol.py).
+    event_notification: p.EventNotification
+    message_update_on_the_wire: p.MessageUpdateDelta
+    queue_update_event: p.QueueUpdateEvent
+    session_state_event: p.SessionStateEvent
+    new_session_params: p.NewSessionParams
+    new_session_result: p.NewSessionResult
+    prompt_params: p.PromptParams
+    prompt_result: p.PromptResult
+    queue_params: p.QueueParams
+    queue_state: p.QueueState
+    session_ref: p.SessionRef
+    session_state: p.SessionState
+    set_model_params: p.SetModelParams
+    set_thinking_level_params: p.SetThinkingLevelParams
+    set_queue_modes_params: p.SetQueueModesParams
+    list_models_result: p.ListModelsResult
+    list_sessions_result: p.ListSessionsResult
 
 
 def wire_schema() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..agent.types import AgentMessage
-from ..ai.types import ImageContent, StopReason, ThinkingLevel, Usage, WireModel
+from ..ai.types import ImageContent, StopReason, ThinkingLevel, ToolCall, Usage, WireModel
 
 PROTOCOL_VERSION = 1
 
@@ -184,6 +184,29 @@ class SessionStateEvent(WireModel):
     thinking_level: ThinkingLevel
     steering_mode: QueueMode
     follow_up_mode: QueueMode
+
+
+class AssistantDelta(WireModel):
+    """What `message_update` carries on the wire instead of the whole partial message
+    (protocol.md, "Rebuilding a streaming message")."""
+
+    type: Literal[
+        "text_start", "text_delta", "text_end",
+        "thinking_start", "thinking_delta", "thinking_end",
+        "toolcall_start", "toolcall_delta", "toolcall_end",
+    ]
+    content_index: int
+    delta: str | None = None  # *_delta: the new text (raw JSON fragment for tool calls)
+    content: str | None = None  # text_end / thinking_end: the block's full text
+    tool_call: ToolCall | None = None  # toolcall_end: the parsed call
+    id: str | None = None  # toolcall_start
+    tool_name: str | None = None  # toolcall_start
+    redacted: bool | None = None  # thinking_start of redacted reasoning
+
+
+class MessageUpdateDelta(WireModel):
+    type: Literal["message_update"] = "message_update"
+    assistant_message_event: AssistantDelta
 
 
 class EventNotification(WireModel):
