@@ -94,28 +94,20 @@ def test_abort_when_idle_does_not_raise():
     Agent().abort()
 
 
-async def test_prompt_while_streaming_raises():
+@pytest.mark.parametrize(
+    ("second_call", "expected"),
+    [(lambda agent: agent.prompt("second"), BUSY_PROMPT), (lambda agent: agent.continue_(), BUSY_CONTINUE)],
+    ids=["prompt", "continue"],
+)
+async def test_prompt_or_continue_while_streaming_raises(second_call, expected):
     faux = FauxProvider(delay_ms=20)
     faux.set_responses([faux_message("a fairly long reply that takes several chunks to stream")])
     agent = faux_agent(faux)
     task = asyncio.create_task(agent.prompt("first"))
     await wait_until(lambda: agent.state.is_streaming)
     with pytest.raises(RuntimeError) as raised:
-        await agent.prompt("second")
-    assert str(raised.value) == BUSY_PROMPT
-    agent.abort()
-    await task
-
-
-async def test_continue_while_streaming_raises():
-    faux = FauxProvider(delay_ms=20)
-    faux.set_responses([faux_message("a fairly long reply that takes several chunks to stream")])
-    agent = faux_agent(faux)
-    task = asyncio.create_task(agent.prompt("first"))
-    await wait_until(lambda: agent.state.is_streaming)
-    with pytest.raises(RuntimeError) as raised:
-        await agent.continue_()
-    assert str(raised.value) == BUSY_CONTINUE
+        await second_call(agent)
+    assert str(raised.value) == expected
     agent.abort()
     await task
 
