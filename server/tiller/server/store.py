@@ -1,0 +1,173 @@
+"""Sessions saved as append-only JSON Lines, so no completed message is ever lost.
+
+One file per session, `<data dir>/sessions/<sessionId>.jsonl`:
+
+    {"type":"session","version":1,"id":"…","cwd":"…","created":1760000000000,"model":"openai/gpt-4.1-mini"}
+    {"type":"message","message":{…a wire message…}}
+    {"type":"settings","model":"…","thinkingLevel":"low"}
+
+Each line is written, flushed and fsynced when a message ends, so `kill -9` loses at most
+the message in flight. A torn last line (the process died mid-write) is skipped on load.
+The data directory is `initializationOptions.dataDir`, else `$TILLER_DATA_DIR`, else
+`$XDG_DATA_HOME/tiller`, else `~/.local/share/tiller`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..agent.types import AgentMessage
+from ..ai.types import now_ms
+
+logger = logging.getLogger("tiller.store")
+
+FORMAT_VERSION = 1
+_MESSAGE = TypeAdapter(AgentMessage)
+
+
+def default_data_dir(env: Mapping[str, str] | None = None, configured: str | None = None) -> Path:
+    env = os.environ if env is None else env
+    if configured:
+        return Path(configured).expanduser()
+    if env.get("TILLER_DATA_DIR"):
+        return Path(env["TILLER_DATA_DIR"]).expanduser()
+    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "tiller"
+
+
+@dataclass
+class SavedSession:
+    id: str
+    cwd: str
+    created: int
+    model: str
+    thinking_level: str = "off"
+    messages: list[Any] = field(default_factory=list)
+    updated_at: int = 0
+
+    @property
+    def title(self) -> str:
+        for message in self.messages:
+            if getattr(message, "role", None) == "user":
+                content = message.content
+                text = content if isinstance(content, str) else next(
+                    (b.text for b in content if getattr(b, "type", None) == "text"), ""
+                )
+                first_line = text.strip().splitlines()[0] if text.strip() else ""
+                return first_line[:80] or "(untitled)"
+        return "(new session)"
+
+
+class SessionFile:
+    """An open session file; every append is durable before it returns."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def append_message(self, message: Any) -> None:
+        self.append({"type": "message", "message": message.dump()})
+
+    def append_settings(self, model: str, thinking_level: str) -> None:
+        self.append({"type": "settings", "model": model, "thinkingLevel": thinking_level})
+
+
+class SessionStore:
+    def __init__(self, data_dir: Path) -> None:
+        self.dir = data_dir / "sessions"
+
+    def _path(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            raise ValueError(f"Invalid session id: {session_id!r}")
+        return self.dir / f"{session_id}.jsonl"
+
+    def create(self, session_id: str, cwd: str, model: str) -> SessionFile:
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = self._path(session_id)
+        file = SessionFile(path)
+        file.append({"type": "session", "version": FORMAT_VERSION, "id": session_id, "cwd": cwd,
+                     "created": now_ms(), "model": model})
+        return file
+
+    def open(self, session_id: str) -> SessionFile:
+        return SessionFile(self._path(session_id))
+
+    def exists(self, session_id: str) -> bool:
+        try:
+            return self._path(session_id).is_file()
+        except ValueError:
+            return False
+
+    def load(self, session_id: str) -> SavedSession:
+        path = self._path(session_id)
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().split("\n")
+        saved: SavedSession | None = None
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                # Only a torn final line is expected (a crash mid-write); skip any bad line
+                # rather than lose the whole session.
+                logger.warning("%s:%d: skipping an unreadable line", path, number)
+                continue
+            kind = record.get("type")
+            if kind == "session":
+                saved = SavedSession(id=record["id"], cwd=record["cwd"], created=record["created"],
+                                     model=record["model"], updated_at=record["created"])
+            elif saved is None:
+                raise ValueError(f"{path} does not start with a session header")
+            elif kind == "message":
+                try:
+                    message = _MESSAGE.validate_python(record["message"])
+                except ValidationError:
+                    logger.warning("%s:%d: skipping a message that does not validate", path, number)
+                    continue
+                saved.messages.append(message)
+                saved.updated_at = max(saved.updated_at, getattr(message, "timestamp", 0) or 0)
+            elif kind == "settings":
+                saved.model = record.get("model", saved.model)
+                saved.thinking_level = record.get("thinkingLevel", saved.thinking_level)
+        if saved is None:
+            raise ValueError(f"{path} holds no session")
+        saved.updated_at = max(saved.updated_at, int(path.stat().st_mtime * 1000))
+        return saved
+
+    def list(self, cwd: str | None = None) -> list[SavedSession]:
+        if not self.dir.is_dir():
+            return []
+        sessions = []
+        for path in self.dir.glob("*.jsonl"):
+            try:
+                saved = self.load(path.stem)
+            except (OSError, ValueError, KeyError) as error:
+                logger.warning("Skipping %s: %s", path, error)
+                continue
+            if cwd is None or os.path.realpath(saved.cwd) == os.path.realpath(cwd):
+                sessions.append(saved)
+        return sorted(sessions, key=lambda s: s.updated_at, reverse=True)
+
+    def delete(self, session_id: str) -> bool:
+        path = self._path(session_id)
+        if not path.exists():
+            return False
+        path.unlink()
+        return True
