@@ -1,0 +1,69 @@
+"""The built-in coding tools (read, bash, edit, write, grep, find, ls), confined to a workspace."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..agent.types import AgentTool
+from .bash import BashTool
+from .change import Approve, PathLocks, Proposal
+from .documents import OpenDocument
+from .edit import EditTool
+from .find import FindTool
+from .grep import GrepTool
+from .ls import LsTool
+from .read import ReadTool
+from .workspace import OutsideWorkspaceError, Workspace, safe_env
+from .write import WriteTool
+from .writer import AtomicFileWriter, FileWriter
+
+DEFAULT_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
+
+__all__ = [
+    "DEFAULT_TOOLS",
+    "Approve",
+    "AtomicFileWriter",
+    "BashTool",
+    "EditTool",
+    "FileWriter",
+    "FindTool",
+    "GrepTool",
+    "LsTool",
+    "OpenDocument",
+    "OutsideWorkspaceError",
+    "Proposal",
+    "ReadTool",
+    "Workspace",
+    "WriteTool",
+    "create_coding_tools",
+    "safe_env",
+]
+
+
+def create_coding_tools(
+    workspace: Workspace | str | os.PathLike[str],
+    *,
+    open_document: OpenDocument | None = None,
+    writer: FileWriter | None = None,
+    approve: Approve | None = None,
+) -> dict[str, AgentTool]:
+    """All seven tools for one session, keyed by name.
+
+    bash saves long output to a private temp directory and tells the model the file's path,
+    so read may also open files there (and only there, beyond the workspace).
+    """
+    workspace = Workspace.of(workspace)
+    log_dir = tempfile.mkdtemp(prefix="tiller-bash-")
+    locks = PathLocks()  # write and edit of one session take turns on a file
+    changes = {"open_document": open_document, "writer": writer, "approve": approve, "locks": locks}
+    tools: list[AgentTool] = [
+        ReadTool(workspace.allowing(log_dir), open_document=open_document),
+        BashTool(workspace, log_dir=Workspace(log_dir).root),
+        EditTool(workspace, **changes),
+        WriteTool(workspace, **changes),
+        GrepTool(workspace),
+        FindTool(workspace),
+        LsTool(workspace),
+    ]
+    return {tool.name: tool for tool in tools}

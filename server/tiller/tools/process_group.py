@@ -1,0 +1,54 @@
+"""Ending a command together with everything it started.
+
+bash runs in its own session, so it and its children (including `cmd &` jobs) share one
+process group: signalling the group reaches them all. A process that deliberately leaves
+the group (setsid, a daemon's double fork) is out of reach by design.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL: time to clean up, not to carry on
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs. Zombies do not count: killed orphans
+    stay zombies until init reaps them, and some container inits never do."""
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # no procfs: ask the kernel, zombies included
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+async def terminate_group(pgid: int, grace: float | None = None) -> None:
+    """SIGTERM the group, wait up to `grace` seconds for it to go, then SIGKILL what is left."""
+    signal_group(pgid, signal.SIGTERM)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + (GRACE_SECONDS if grace is None else grace)
+    while loop.time() < deadline:
+        if not group_alive(pgid):
+            return
+        await asyncio.sleep(0.02)
+    signal_group(pgid, signal.SIGKILL)
