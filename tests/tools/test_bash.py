@@ -275,3 +275,21 @@ async def test_group_check_without_procfs(monkeypatch):
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_approval_sees_the_command_and_a_refusal_runs_nothing(ws: Workspace, tmp_path: Path):
+    asked = []
+
+    def refuse(request):
+        asked.append(request)
+        raise PermissionError("The user rejected this command")
+
+    marker = ws.root / "ran.txt"
+    tool = BashTool(ws, log_dir=tmp_path, approve=refuse)
+    assert await fails(tool, command="touch ran.txt") == "The user rejected this command"
+    assert not marker.exists()
+    assert asked[0].kind == "execute" and asked[0].command == "touch ran.txt" and asked[0].tool_name == "bash"
+
+    allowed = BashTool(ws, log_dir=tmp_path, approve=lambda request: None)
+    await run(allowed, command="touch ran.txt")
+    assert marker.exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tiller.tools.approval import ApprovalRequest
 from tiller.tools import EditTool, Proposal, Workspace
 
 from .helpers import fails, run, text
@@ -320,9 +321,9 @@ async def test_open_buffer_of_a_file_not_on_disk(ws: Workspace, project: Path):
 
 async def test_approval_rejection_keeps_the_file(ws: Workspace, f):
     path = f("keep me")
-    proposals: list[Proposal] = []
+    proposals: list[ApprovalRequest] = []
 
-    def approve(proposal: Proposal) -> None:
+    def approve(proposal: ApprovalRequest) -> None:
         proposals.append(proposal)
         raise PermissionError("Edit rejected by the user")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 from tiller.agent.validation import validate_tool_arguments
+from tiller.tools.approval import ApprovalRequest
 from tiller.tools import DEFAULT_TOOLS, Proposal, create_coding_tools
 
 from .helpers import run, text
@@ -42,7 +43,7 @@ async def test_read_may_open_bash_full_output(project: Path):
 
 
 async def test_hooks_reach_write_and_edit(project: Path):
-    proposals: list[Proposal] = []
+    proposals: list[ApprovalRequest] = []
     written: dict[Path, str] = {}
 
     class Writer:

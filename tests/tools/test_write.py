@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tiller.ai.abort import AbortSignal
+from tiller.tools.approval import ApprovalRequest
 from tiller.tools import Proposal, Workspace, WriteTool
 
 from .helpers import fails, run, text
@@ -78,9 +79,9 @@ async def test_plan_has_no_side_effects(tool, project: Path):
 
 
 async def test_approval_sees_the_proposal_and_may_refuse(ws: Workspace, project: Path):
-    seen: list[Proposal] = []
+    seen: list[ApprovalRequest] = []
 
-    async def approve(proposal: Proposal) -> None:
+    async def approve(proposal: ApprovalRequest) -> None:
         seen.append(proposal)
         raise PermissionError("User rejected the change")
 
@@ -101,7 +102,7 @@ async def test_plain_function_approval(ws: Workspace, project: Path):
 async def test_abort_while_waiting_for_approval_writes_nothing(ws: Workspace, project: Path):
     never = asyncio.Event()
 
-    async def approve(proposal: Proposal) -> None:
+    async def approve(proposal: ApprovalRequest) -> None:
         await never.wait()
 
     tool = WriteTool(ws, approve=approve)

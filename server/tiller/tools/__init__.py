@@ -7,7 +7,8 @@ import tempfile
 
 from ..agent.types import AgentTool
 from .bash import BashTool
-from .change import Approve, PathLocks, Proposal
+from .approval import Approve, ApprovalKind, ApprovalRequest
+from .change import PathLocks, Proposal
 from .documents import OpenDocument
 from .edit import EditTool
 from .find import FindTool
@@ -23,6 +24,8 @@ DEFAULT_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
 __all__ = [
     "DEFAULT_TOOLS",
     "Approve",
+    "ApprovalKind",
+    "ApprovalRequest",
     "AtomicFileWriter",
     "BashTool",
     "EditTool",
@@ -59,7 +62,7 @@ def create_coding_tools(
     changes = {"open_document": open_document, "writer": writer, "approve": approve, "locks": locks}
     tools: list[AgentTool] = [
         ReadTool(workspace.allowing(log_dir), open_document=open_document),
-        BashTool(workspace, log_dir=Workspace(log_dir).root),
+        BashTool(workspace, log_dir=Workspace(log_dir).root, approve=approve),
         EditTool(workspace, **changes),
         WriteTool(workspace, **changes),
         GrepTool(workspace),

@@ -25,7 +25,8 @@ from typing import Any, BinaryIO
 from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
-from .aborts import raise_if_aborted
+from .aborts import raise_if_aborted, unless_aborted
+from .approval import Approve, ApprovalRequest
 from .output import CommandOutput
 from .process_group import signal_group, terminate_group
 from .results import text_result
@@ -57,8 +58,16 @@ class BashTool(AgentTool):
         "required": ["command"],
     }
 
-    def __init__(self, workspace: Workspace, *, log_dir: Path | None = None, command_prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        log_dir: Path | None = None,
+        command_prefix: str | None = None,
+        approve: Approve | None = None,
+    ) -> None:
         self.workspace = workspace
+        self.approve = approve
         self.log_dir = log_dir or Path(tempfile.gettempdir())
         self.command_prefix = command_prefix
 
@@ -70,6 +79,12 @@ class BashTool(AgentTool):
         if not cwd.is_dir():
             raise FileNotFoundError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
         command = args["command"]
+        if self.approve is not None:
+            request = ApprovalRequest(tool_call_id=tool_call_id, tool_name=self.name, kind="execute",
+                                      title=f"Run {command.splitlines()[0][:80] if command.strip() else '(empty command)'}",
+                                      command=command)
+            await unless_aborted(resolve(self.approve(request)), cancel)
+            raise_if_aborted(cancel)
         if self.command_prefix:
             command = f"{self.command_prefix}\n{command}"
         timeout = args.get("timeout")

@@ -1,7 +1,7 @@
 """The shared flow of the tools that change files: plan, approve, apply.
 
 write and edit first compute the complete new text and a diff (a `Proposal`) without
-touching anything; an optional `approve(proposal)` hook then runs (the server asks the user
+touching anything; an optional `approve(request)` hook (see approval.py) then runs (the server asks the user
 there, and raises to refuse); only then does the `FileWriter` apply it. Changes to one path
 are serialised so two parallel edits cannot both start from the same original.
 """
@@ -17,6 +17,7 @@ from typing import Any
 from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from .aborts import raise_if_aborted, unless_aborted
+from .approval import Approve, ApprovalRequest
 from .documents import OpenDocument
 from .workspace import Workspace
 from .writer import AtomicFileWriter, FileWriter
@@ -32,7 +33,6 @@ class Proposal:
     details: Any = None  # extra result details (edit: firstChangedLine)
 
 
-Approve = Callable[[Proposal], "Awaitable[None] | None"]
 
 
 class PathLocks:
@@ -68,6 +68,14 @@ class FileChangeTool(AgentTool):
     def result(self, proposal: Proposal) -> AgentToolResult:
         raise NotImplementedError
 
+    def approval_request(self, tool_call_id: str, proposal: Proposal) -> ApprovalRequest:
+        kind = "write" if self.name == "write" else "edit"
+        verb = "Create" if proposal.old_text is None else ("Overwrite" if kind == "write" else "Edit")
+        return ApprovalRequest(
+            tool_call_id=tool_call_id, tool_name=self.name, kind=kind, title=f"{verb} {proposal.display_path}",
+            path=proposal.path, display_path=proposal.display_path, old_text=proposal.old_text, new_text=proposal.new_text, diff=proposal.diff,
+        )
+
     async def execute(
         self, tool_call_id: str, args: dict[str, Any], cancel: AbortSignal, on_update: OnUpdate
     ) -> AgentToolResult:
@@ -76,7 +84,8 @@ class FileChangeTool(AgentTool):
         async with self.locks(path):
             proposal = await self.plan(args)
             if self.approve is not None:
-                await unless_aborted(resolve(self.approve(proposal)), cancel)
+                request = self.approval_request(tool_call_id, proposal)
+                await unless_aborted(resolve(self.approve(request)), cancel)
             raise_if_aborted(cancel)
             await self.writer.write(proposal.path, proposal.new_text)
         return self.result(proposal)
