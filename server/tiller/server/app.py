@@ -10,6 +10,7 @@ Three pygls adjustments make it fit an agent protocol:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import os
@@ -46,7 +47,9 @@ def dict_params_converter() -> Any:
     converter = default_converter()
 
     def keep_dicts(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**obj)
+        # JSON-RPC lets a request or notification omit `params` (vscode-jsonrpc and Neovim do
+        # for a call without arguments); `cls(**obj)` would fail and the request go unanswered.
+        return cls(**{name: obj.get(name) for name in inspect.signature(cls).parameters})
 
     for envelope in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(envelope, keep_dicts)
@@ -105,7 +108,7 @@ class TillerServer(LanguageServer):
         self.protocol.notify(method, params)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        if isinstance(error, json.JSONDecodeError):
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
             # JSON-RPC 2.0: an unparsable message is answered with -32700 and id null.
             self.protocol._send_data(
                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {error}"}}
@@ -127,10 +130,25 @@ def create_server(catalog: ModelCatalog | None = None) -> TillerServer:
 
 def serve_stdio() -> int:
     """Serve on stdio until EOF or `exit`. Only protocol bytes ever reach stdout."""
-    protocol_out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print() anywhere must not corrupt the stream
+    protocol_in, protocol_out = _take_over_stdio()
     server = create_server()
-    return _run(server, StdinAsyncReader(sys.stdin.buffer, server.thread_pool), StdoutWriter(protocol_out))
+    return _run(server, StdinAsyncReader(protocol_in, server.thread_pool), StdoutWriter(protocol_out))
+
+
+def _take_over_stdio() -> tuple[Any, Any]:
+    """Keep the protocol on private copies of file descriptors 0 and 1, then point fd 1 at
+    stderr and fd 0 at /dev/null. Replacing `sys.stdout` alone only catches Python's print():
+    a native library, or a child process a tool starts (it inherits fds 0-2), would write
+    into the protocol stream or read the client's messages."""
+    sys.stdout.flush()
+    protocol_in = os.fdopen(os.dup(0), "rb")  # os.dup: not inherited by child processes
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(sys.stderr.fileno(), 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+    return protocol_in, protocol_out
 
 
 def serve_tcp(port: int, host: str = "127.0.0.1") -> int:

@@ -1,0 +1,383 @@
+"""Drive the real `python -m tiller serve` process over LSP framing, as an editor would.
+
+`running_tiller` starts one server subprocess with its own environment (a faux script, an
+OpenAI loopback URL, ...) and yields a `TillerClient`: a pytest-lsp client whose results and
+`agent/event` params are plain dicts, that remembers every event and every message it
+received, and that reads the server's stdout strictly (a stray byte outside a frame is
+recorded, where pygls's own reader would silently skip it). On the way out it checks that
+the stream was clean, that no API key ever crossed the wire, and that the server exits 0
+after `shutdown` + `exit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import os
+import re
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.io_ import run_async
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import forward_stderr, register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
+
+from tests.support.sse_server import SSEServer
+
+# Present in every server's environment; must never appear in anything the server sends.
+SECRET = "sk-test-SECRET"
+FAUX = "faux/faux-1"
+# How long any single wait on the server may take before the test fails (not a timing
+# assertion: a healthy run answers in milliseconds).
+WAIT = 15.0
+
+Event = dict[str, Any]
+
+
+# --- the client --------------------------------------------------------------------------
+
+
+def dict_converter() -> Any:
+    """pygls's converter, except that custom-method params and results stay plain dicts."""
+    converter = default_converter()
+
+    def keep_dicts(obj: dict[str, Any], cls: type) -> Any:
+        return cls(**{name: obj.get(name) for name in inspect.signature(cls).parameters})
+
+    for envelope in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(envelope, keep_dicts)
+    return converter
+
+
+class StrictReader:
+    """The server's stdout as pygls reads it, except that every line read where a header
+    belongs must be a header: anything else is a stray write that corrupted the stream."""
+
+    HEADER = re.compile(rb"(Content-Length: \d+|Content-Type: [^\r\n]*)?\r\n")
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+        self.stray: list[bytes] = []
+
+    async def readline(self) -> bytes:
+        line = await self.stream.readline()
+        if line and not self.HEADER.fullmatch(line):
+            self.stray.append(line)
+        return line
+
+    async def readexactly(self, n: int) -> bytes:
+        return await self.stream.readexactly(n)
+
+
+class RecordingProtocol(LanguageClientProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # Called bottom-up for every JSON object; the envelope is the one with "jsonrpc".
+        if "jsonrpc" in data:
+            self._server._arrived(self._server.received, data)
+        return super().structure_message(data)
+
+
+class Pending:
+    """A request on its way: `await pending.result()`; `events_before` is how many
+    `agent/event` notifications had arrived when the answer did."""
+
+    def __init__(self, client: "TillerClient", msg_id: int, method: str, params: Any) -> None:
+        self.msg_id = msg_id
+        self.events_before: int | None = None
+
+        def on_answer(_: Any) -> None:
+            self.events_before = len(client.events)
+
+        # Done callbacks run inside the client's message handling, so the count is exact.
+        self.future = client.protocol.send_request(method, params, msg_id=msg_id)
+        self.future.add_done_callback(on_answer)
+
+    async def result(self, timeout: float = WAIT) -> Any:
+        return await asyncio.wait_for(asyncio.wrap_future(self.future), timeout)
+
+
+class TillerClient(LanguageClient):
+    _ids = itertools.count(1)
+
+    def __init__(self) -> None:
+        super().__init__(protocol_cls=RecordingProtocol, converter_factory=dict_converter)
+        register_lsp_features(self)
+        self.events: list[Event] = []  # agent/event params, in arrival order
+        self.received: list[dict[str, Any]] = []  # every message from the server, raw JSON
+        self.wire: StrictReader | None = None
+        self.initialize_result: types.InitializeResult | None = None
+        self._waiters: list[tuple[list[Any], Callable[[Any], bool], asyncio.Future[Any]]] = []
+
+        def on_event(params: Any) -> None:  # a plain function: pygls tags what it registers
+            self._arrived(self.events, params)
+
+        self.feature("agent/event")(on_event)
+
+    async def start_io(self, cmd: str, *args: str, **kwargs: Any) -> None:
+        # pygls's start_io, reading through a StrictReader.
+        server = await asyncio.create_subprocess_exec(
+            cmd, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, **kwargs,
+        )
+        assert server.stdin is not None and server.stdout is not None
+        self.protocol.set_writer(server.stdin)
+        self.wire = StrictReader(server.stdout)
+        self._server = server
+        self._async_tasks.extend([
+            asyncio.create_task(run_async(stop_event=self._stop_event, reader=self.wire, protocol=self.protocol,
+                                          error_handler=self.report_server_error)),
+            asyncio.create_task(self._server_exit()),
+        ])
+        self._stderr_forwarder = asyncio.create_task(forward_stderr(server))
+
+    @property
+    def process(self) -> asyncio.subprocess.Process:
+        assert self._server is not None
+        return self._server
+
+    # --- requests ------------------------------------------------------------------------
+
+    def send(self, method: str, params: Any = None) -> Pending:
+        return Pending(self, next(self._ids), method, params)
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        return await self.send(method, params).result()
+
+    def cancel(self, pending: Pending) -> None:
+        self.cancel_request(types.CancelParams(id=pending.msg_id))
+
+    def write_raw(self, data: bytes) -> None:
+        self.protocol.writer.write(data)
+
+    # --- events --------------------------------------------------------------------------
+
+    def _arrived(self, items: list[Any], item: Any) -> None:
+        items.append(item)
+        for waiter in list(self._waiters):
+            source, predicate, future = waiter
+            if source is items and not future.done() and predicate(item):
+                future.set_result(item)
+                self._waiters.remove(waiter)
+
+    async def _wait(self, items: list[Any], predicate: Callable[[Any], bool], timeout: float) -> Any:
+        """The first item (already there or still to come) that matches."""
+        for item in items:
+            if predicate(item):
+                return item
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiters.append((items, predicate, future))
+        return await asyncio.wait_for(future, timeout)
+
+    async def wait_event(self, predicate: Callable[[Event], bool], timeout: float = WAIT) -> Event:
+        """The first `agent/event` params that match."""
+        return await self._wait(self.events, predicate, timeout)
+
+    async def wait_message(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = WAIT) -> dict[str, Any]:
+        """The first message from the server (raw JSON) that matches."""
+        return await self._wait(self.received, predicate, timeout)
+
+    async def wait_streaming(self, session_id: str, run: int = 1) -> Event:
+        """The first text delta of the session's `run`-th run: its reply is streaming."""
+        runs = 0
+
+        def match(params: Event) -> bool:
+            nonlocal runs
+            if params["sessionId"] != session_id:
+                return False
+            event = params["event"]
+            if event["type"] == "agent_start":
+                runs += 1
+            return runs == run and event.get("assistantMessageEvent", {}).get("type") == "text_delta"
+
+        return await self.wait_event(match)
+
+    def session_events(self, session_id: str, upto: int | None = None) -> list[Event]:
+        """The session's notifications (sessionId, seq, event) among the first `upto` received."""
+        return [p for p in self.events[:upto] if p["sessionId"] == session_id]
+
+    # --- agent/* shortcuts ---------------------------------------------------------------
+
+    async def new_session(self, **params: Any) -> str:
+        result = await self.request("agent/newSession", params)
+        return result["sessionId"]
+
+
+@asynccontextmanager
+async def running_tiller(
+    env: dict[str, str], root: Path, capabilities: str, initialization_options: dict[str, Any] | None = None
+) -> AsyncIterator[TillerClient]:
+    """A server started in `root` with `env`, initialized by a client that claims the
+    capabilities of a pytest-lsp preset ("visual-studio-code", "neovim@v0.7", ...)."""
+    client = TillerClient()
+    await client.start_io(sys.executable, "-m", "tiller", "serve", env=env, cwd=str(root))
+    try:
+        client.initialize_result = await asyncio.wait_for(
+            client.initialize_session(types.InitializeParams(
+                capabilities=client_capabilities(capabilities),
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                initialization_options=initialization_options,
+            )),
+            WAIT,
+        )
+        yield client
+        if client.process.returncode is None:
+            await asyncio.wait_for(client.shutdown_session(), WAIT)
+            assert client.process.returncode == 0
+    finally:
+        if client.process.returncode is None:
+            client.process.kill()
+        await client.stop()
+    assert client.wire is not None and client.wire.stray == [], f"bytes outside LSP frames: {client.wire.stray}"
+    assert SECRET not in json.dumps(client.received), "an API key crossed the wire"
+
+
+def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a server under test: no real keys or endpoints, no user config."""
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.endswith(("_API_KEY", "_BASE_URL")) and not k.startswith("TILLER_")
+    }
+    env.update(
+        XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),  # no user models.toml
+        TILLER_DATA_DIR=str(tmp_path / "tiller-data"),  # saved sessions stay in the test's directory
+        TILLER_MODEL=FAUX,
+        OPENAI_API_KEY=SECRET,
+    )
+    env.update(extra)
+    return env
+
+
+# --- scripted models ---------------------------------------------------------------------
+
+
+def faux_script(path: Path, responses: list[dict[str, Any]], *, chunk_chars: int = 4, delay_ms: float = 0) -> str:
+    """Write a faux provider script (see tiller.ai.providers.faux) and return its path."""
+    path.write_text(json.dumps({"chunkChars": chunk_chars, "delayMs": delay_ms, "responses": responses}))
+    return str(path)
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def thinking(value: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": value}
+
+
+def tool_call(name: str, arguments: dict[str, Any], id: str = "") -> dict[str, Any]:
+    return {"type": "toolCall", "id": id, "name": name, "arguments": arguments}
+
+
+def reply(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"content": list(blocks)}
+
+
+# A reply that streams for minutes unless aborted (1 character every 20 ms).
+SLOW = reply(text("slow " * 2000))
+SLOW_CHUNKING = {"chunk_chars": 1, "delay_ms": 20}
+
+
+def openai_chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:
+    """One `chat.completion.chunk` SSE line, as OpenAI sends it."""
+    body = {
+        "id": "chatcmpl-T1", "object": "chat.completion.chunk", "created": 1730000000, "model": "test-model",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
+    if usage is not None:
+        body["choices"], body["usage"] = [], usage
+    return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+
+
+def openai_env(server: SSEServer) -> dict[str, str]:
+    """Server environment for `openai/<any id>` models served by `server`."""
+    return {"OPENAI_BASE_URL": server.url + "/v1"}
+
+
+def openai_text(*pieces: str | float) -> list[bytes | float]:
+    """A complete OpenAI text stream; a float between pieces is a pause (see SSEServer)."""
+    chunks: list[bytes | float] = [openai_chunk({"role": "assistant", "content": ""})]
+    chunks += [p if isinstance(p, float) else openai_chunk({"content": p}) for p in pieces]
+    chunks += [openai_chunk({}, "stop"), openai_chunk({}, usage={"prompt_tokens": 10, "completion_tokens": 3,
+                                                                  "total_tokens": 13}), b"data: [DONE]\n\n"]
+    return chunks
+
+
+# A pause of HOLD seconds in a GatedSSEServer reply lasts until the test calls `release()`.
+HOLD = 3600.0
+
+
+class GatedSSEServer(SSEServer):
+    """An SSEServer whose replies can wait at a HOLD until the test lets them go on, so a
+    test can act "mid-stream" without guessing how long a stream takes."""
+
+    def __init__(self) -> None:
+        self._releases = threading.Semaphore(0)
+        super().__init__()
+
+    def release(self) -> None:
+        self._releases.release()
+
+    async def _pause(self, http_request: Any, recorded: Any, seconds: float) -> bool:
+        if seconds != HOLD:
+            return await super()._pause(http_request, recorded, seconds)
+        while not self._releases.acquire(blocking=False):
+            if not await super()._pause(http_request, recorded, 0.01):
+                return False  # the client went away (abort)
+        return True
+
+
+# --- reading events ----------------------------------------------------------------------
+
+
+def assert_gap_free(notifications: list[Event]) -> None:
+    """One session's notifications: seq 1, 2, 3, ... without a gap."""
+    assert [n["seq"] for n in notifications] == list(range(1, len(notifications) + 1))
+
+
+def types_of(notifications: list[Event]) -> list[str]:
+    return [n["event"]["type"] for n in notifications]
+
+
+def rebuild(start: dict[str, Any], updates: list[dict[str, Any]]) -> dict[str, Any]:
+    """A client's rebuild of a streaming assistant message (protocol.md 3.1)."""
+    message = json.loads(json.dumps(start))
+    content: list[Any] = message["content"]
+    tool_json: dict[int, str] = {}
+    for update in updates:
+        delta = update["assistantMessageEvent"]
+        kind, i = delta["type"], delta["contentIndex"]
+        while len(content) <= i:
+            content.append(None)
+        if kind == "text_start":
+            content[i] = {"type": "text", "text": ""}
+        elif kind == "text_delta":
+            content[i]["text"] += delta["delta"]
+        elif kind == "thinking_start":
+            content[i] = {"type": "thinking", "thinking": ""}
+        elif kind == "thinking_delta":
+            content[i]["thinking"] += delta["delta"]
+        elif kind == "toolcall_start":
+            content[i] = {"type": "toolCall", "id": delta["id"], "name": delta["toolName"], "arguments": {}}
+            tool_json[i] = ""
+        elif kind == "toolcall_delta":
+            tool_json[i] += delta["delta"]
+        elif kind == "toolcall_end":
+            # Arguments from the deltas alone (not toolcall_end's copy): proof that none was lost.
+            content[i]["arguments"] = json.loads(tool_json[i])
+        # text_end / thinking_end repeat the block's text: a rebuild must not need them.
+    return message

@@ -1,0 +1,107 @@
+"""Session state and settings: agent/getState, set*, listModels, listSessions, closeSession,
+clearQueue."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from .harness import FAUX, SECRET, SLOW, SLOW_CHUNKING, reply, text
+
+
+def session_state(model: str = FAUX, thinking: str = "off", steering: str = "one_at_a_time",
+                  follow_up: str = "one_at_a_time") -> dict:
+    return {"type": "session_state", "model": model, "thinkingLevel": thinking,
+            "steeringMode": steering, "followUpMode": follow_up}
+
+
+async def test_get_state_and_the_settings_methods(start_tiller, workspace):
+    client = await start_tiller([reply(text("Hi there."))])
+    created = await client.request("agent/newSession", {"tools": []})
+    session = created["sessionId"]
+    assert created == {"sessionId": session, "model": FAUX, "tools": [], "cwd": str(workspace.resolve())}
+    await client.request("agent/prompt", {"sessionId": session, "text": "Hello"})
+
+    state = await client.request("agent/getState", {"sessionId": session})
+    events = client.session_events(session)
+    assert {k: state[k] for k in ("sessionId", "cwd", "model", "thinkingLevel", "isStreaming", "queue", "seq")} == {
+        "sessionId": session, "cwd": str(workspace.resolve()), "model": FAUX, "thinkingLevel": "off",
+        "isStreaming": False, "queue": {"steering": [], "followUp": []}, "seq": events[-1]["seq"],
+    }
+    assert state["messages"] == events[-1]["event"]["messages"]  # agent_end's: the whole run
+    assert "streamMessage" not in state and state["pendingToolCalls"] == []
+
+    # Each setting answers with the new state and announces it as a session_state event.
+    changes = [
+        ("agent/setModel", {"model": "openai/gpt-4o-mini"}, session_state(model="openai/gpt-4o-mini")),
+        ("agent/setThinkingLevel", {"level": "high"}, session_state(model="openai/gpt-4o-mini", thinking="high")),
+        ("agent/setQueueModes", {"steeringMode": "all"},
+         session_state(model="openai/gpt-4o-mini", thinking="high", steering="all")),
+        ("agent/setQueueModes", {"followUpMode": "all"},
+         session_state(model="openai/gpt-4o-mini", thinking="high", steering="all", follow_up="all")),
+        ("agent/setModel", {"model": FAUX}, session_state(thinking="high", steering="all", follow_up="all")),
+    ]
+    for method, params, expected in changes:
+        assert await client.request(method, {"sessionId": session, **params}) == expected
+        last = client.session_events(session)[-1]
+        assert last["event"] == expected and last["seq"] == events[-1]["seq"] + 1
+        events = client.session_events(session)
+
+    state = await client.request("agent/getState", {"sessionId": session})
+    assert (state["model"], state["thinkingLevel"], state["steeringMode"], state["followUpMode"]) == (
+        FAUX, "high", "all", "all")
+    assert state["seq"] == events[-1]["seq"]
+    with pytest.raises(JsonRpcException) as bad:
+        await client.request("agent/setThinkingLevel", {"sessionId": session, "level": "extreme"})
+    assert bad.value.code == -32602
+
+
+async def test_list_models_tells_which_providers_are_ready_and_never_a_key(start_tiller):
+    client = await start_tiller()  # OPENAI_API_KEY=sk-test-SECRET is in the server's environment
+    result = await client.request("agent/listModels")
+
+    assert result["default"] == FAUX
+    by_ref = {f"{m['provider']}/{m['id']}": m for m in result["models"]}
+    assert by_ref[FAUX]["hasKey"] is True
+    assert by_ref["openai/gpt-4o-mini"]["hasKey"] is True
+    assert by_ref["anthropic/claude-sonnet-4-5"]["hasKey"] is False
+    assert set(by_ref[FAUX]) == {"provider", "id", "name", "api", "reasoning", "input", "contextWindow",
+                                 "maxTokens", "hasKey"}
+    session = await client.new_session(model="openai/gpt-4o-mini", tools=[])
+    await client.request("agent/getState", {"sessionId": session})
+    await client.request("agent/listSessions")
+    # The harness checks every message on the way out too; this says it where it matters.
+    assert SECRET not in json.dumps(client.received)
+
+
+async def test_list_close_and_clear_queue(start_tiller):
+    client = await start_tiller([reply(text("Done.")), SLOW], **SLOW_CHUNKING)
+    idle = await client.new_session(tools=[])
+    busy = await client.new_session(tools=[])
+    await client.request("agent/prompt", {"sessionId": idle, "text": "Tidy the imports\nplease"})
+    prompt = client.send("agent/prompt", {"sessionId": busy, "text": "Rewrite everything"})
+    await client.wait_streaming(busy)
+
+    await client.request("agent/steer", {"sessionId": busy, "text": "steer me"})
+    await client.request("agent/followUp", {"sessionId": busy, "text": "then this"})
+    cleared = await client.request("agent/clearQueue", {"sessionId": busy})
+    assert cleared == {"steering": ["steer me"], "followUp": ["then this"]}  # what was dropped
+    last = client.session_events(busy)[-1]["event"]
+    assert last == {"type": "queue_update", "steering": [], "followUp": []}
+    assert (await client.request("agent/getState", {"sessionId": busy}))["queue"] == {"steering": [], "followUp": []}
+
+    listed = {s["sessionId"]: s for s in (await client.request("agent/listSessions"))["sessions"]}
+    assert listed[idle]["title"] == "Tidy the imports" and listed[idle]["messageCount"] == 2
+    assert listed[idle]["isStreaming"] is False and listed[idle]["model"] == FAUX
+    assert listed[busy]["isStreaming"] is True and listed[busy]["title"] == "Rewrite everything"
+
+    # Closing a running session aborts its run first: the prompt is answered, agent_end sent.
+    assert await client.request("agent/closeSession", {"sessionId": busy}) == {}
+    assert (await prompt.result())["stopReason"] == "aborted"
+    assert client.session_events(busy)[-1]["event"]["type"] == "agent_end"
+    assert [s["sessionId"] for s in (await client.request("agent/listSessions"))["sessions"]] == [idle]
+    with pytest.raises(JsonRpcException) as gone:
+        await client.request("agent/getState", {"sessionId": busy})
+    assert gone.value.code == -32001
