@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tiller.ai.types import AssistantMessage, TextContent, UserMessage
+from tiller.server.session import session_title
 from tiller.server.store import SessionStore, default_data_dir
 
 
@@ -19,7 +20,7 @@ def test_round_trip_and_torn_last_line(tmp_path):
     assert [m.role for m in saved.messages] == ["user", "assistant"]
     assert saved.messages[1].text() == "On it."
     assert saved.model == "openai/gpt-4.1-mini" and saved.thinking_level == "low"
-    assert saved.title == "Fix the flaky test"
+    assert session_title(saved.messages) == "Fix the flaky test"
     assert file.path.stat().st_mode & 0o777 == 0o600
 
 

@@ -14,14 +14,15 @@ from .harness import FAUX, SECRET, SLOW, SLOW_CHUNKING, reply, text
 def session_state(model: str = FAUX, thinking: str = "off", steering: str = "one_at_a_time",
                   follow_up: str = "one_at_a_time") -> dict:
     return {"type": "session_state", "model": model, "thinkingLevel": thinking,
-            "steeringMode": steering, "followUpMode": follow_up}
+            "steeringMode": steering, "followUpMode": follow_up, "approvalMode": "ask"}
 
 
 async def test_get_state_and_the_settings_methods(start_tiller, workspace):
     client = await start_tiller([reply(text("Hi there."))])
     created = await client.request("agent/newSession", {"tools": []})
     session = created["sessionId"]
-    assert created == {"sessionId": session, "model": FAUX, "tools": [], "cwd": str(workspace.resolve())}
+    assert created == {"sessionId": session, "model": FAUX, "tools": [], "cwd": str(workspace.resolve()),
+                       "approvalMode": "ask", "messageCount": 0}
     await client.request("agent/prompt", {"sessionId": session, "text": "Hello"})
 
     state = await client.request("agent/getState", {"sessionId": session})
@@ -101,7 +102,9 @@ async def test_list_close_and_clear_queue(start_tiller):
     assert await client.request("agent/closeSession", {"sessionId": busy}) == {}
     assert (await prompt.result())["stopReason"] == "aborted"
     assert client.session_events(busy)[-1]["event"]["type"] == "agent_end"
-    assert [s["sessionId"] for s in (await client.request("agent/listSessions"))["sessions"]] == [idle]
+    # A closed session is no longer hosted, but its file stays: listed as not loaded.
+    listed = {s["sessionId"]: s["loaded"] for s in (await client.request("agent/listSessions"))["sessions"]}
+    assert listed == {idle: True, busy: False}
     with pytest.raises(JsonRpcException) as gone:
         await client.request("agent/getState", {"sessionId": busy})
     assert gone.value.code == -32001

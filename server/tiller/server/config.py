@@ -41,6 +41,9 @@ class ClientFeatures(WireModel):
 
     # The client shows approval_request events and answers them.
     approvals: bool = False
+    # After applying an agent edit to an open document the client saves it, so the server
+    # need not write the file itself (protocol.md, "Edits land in the editor").
+    saves_edited_documents: bool = False
 
     @classmethod
     def from_raw(cls, experimental: Any) -> "ClientFeatures":

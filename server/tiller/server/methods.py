@@ -12,9 +12,14 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from .app import TillerServer
+from .approvals import ApprovalNotFound
 from .protocol import (
+    APPROVAL_NOT_FOUND,
     INVALID_PARAMS,
     SESSION_BUSY,
+    ListSessionsParams,
+    RespondApprovalParams,
+    SetApprovalModeParams,
     ListModelsResult,
     ListSessionsResult,
     ModelInfo,
@@ -54,6 +59,8 @@ def _wrap(server: TillerServer, method: str, params_type: type[BaseModel] | None
             raise JsonRpcException(error.message, code=error.code) from None
         except SessionBusyError as error:
             raise JsonRpcException(str(error), code=SESSION_BUSY) from None
+        except ApprovalNotFound as error:
+            raise JsonRpcException(str(error), code=APPROVAL_NOT_FOUND) from None
         if isinstance(result, BaseModel):
             return result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return result
@@ -83,9 +90,14 @@ def _parse(params_type: type[BaseModel] | None, params: Any) -> Any:
 
 async def new_session(server: TillerServer, params: NewSessionParams) -> NewSessionResult:
     session = server.sessions.create(params)
+    return _opened(session)
+
+
+def _opened(session) -> NewSessionResult:
     state = session.agent.state
     return NewSessionResult(
-        session_id=session.id, model=state.model.ref, tools=[t.name for t in state.tools], cwd=session.cwd
+        session_id=session.id, model=state.model.ref, tools=[t.name for t in state.tools], cwd=session.cwd,
+        approval_mode=session.approvals.mode, message_count=len(state.messages),
     )
 
 
@@ -148,8 +160,29 @@ async def list_models(server: TillerServer, params: None) -> ListModelsResult:
     return ListModelsResult(models=models, default=server.sessions.resolve_model(None).ref)
 
 
-async def list_sessions(server: TillerServer, params: None) -> ListSessionsResult:
-    return ListSessionsResult(sessions=[s.summary() for s in server.sessions.sessions.values()])
+async def list_sessions(server: TillerServer, params: ListSessionsParams) -> ListSessionsResult:
+    return ListSessionsResult(sessions=server.sessions.summaries(params.cwd))
+
+
+async def load_session(server: TillerServer, params: SessionRef) -> NewSessionResult:
+    return _opened(server.sessions.load(params.session_id))
+
+
+async def delete_session(server: TillerServer, params: SessionRef) -> dict[str, Any]:
+    await server.sessions.delete(params.session_id)
+    return {}
+
+
+async def respond_approval(server: TillerServer, params: RespondApprovalParams) -> dict[str, Any]:
+    session = server.sessions.get(params.session_id)
+    session.approvals.respond(params.approval_id, params.option_id, params.message)
+    return {}
+
+
+async def set_approval_mode(server: TillerServer, params: SetApprovalModeParams) -> Any:
+    session = server.sessions.get(params.session_id)
+    session.approvals.mode = params.mode
+    return session.emit_session_state()
 
 
 async def close_session(server: TillerServer, params: SessionRef) -> dict[str, Any]:
@@ -169,6 +202,10 @@ METHODS: dict[str, tuple[type[BaseModel] | None, Handler]] = {
     "agent/setThinkingLevel": (SetThinkingLevelParams, set_thinking_level),
     "agent/setQueueModes": (SetQueueModesParams, set_queue_modes),
     "agent/listModels": (None, list_models),
-    "agent/listSessions": (None, list_sessions),
+    "agent/listSessions": (ListSessionsParams, list_sessions),
+    "agent/loadSession": (SessionRef, load_session),
     "agent/closeSession": (SessionRef, close_session),
+    "agent/deleteSession": (SessionRef, delete_session),
+    "agent/respondApproval": (RespondApprovalParams, respond_approval),
+    "agent/setApprovalMode": (SetApprovalModeParams, set_approval_mode),
 }

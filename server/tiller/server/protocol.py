@@ -22,6 +22,7 @@ INVALID_PARAMS = -32602
 SESSION_NOT_FOUND = -32001
 SESSION_BUSY = -32002
 MODEL_NOT_FOUND = -32003
+APPROVAL_NOT_FOUND = -32004
 REQUEST_CANCELLED = -32800
 
 ERROR_CODES: dict[int, str] = {
@@ -29,10 +30,13 @@ ERROR_CODES: dict[int, str] = {
     SESSION_NOT_FOUND: "No session with that id in this server",
     SESSION_BUSY: "The session is running; use streamingBehavior, agent/steer or agent/followUp",
     MODEL_NOT_FOUND: "The model reference is malformed or unknown",
+    APPROVAL_NOT_FOUND: "No pending approval with that id (answered, cancelled, or never asked)",
     REQUEST_CANCELLED: "The request was cancelled with $/cancelRequest",
 }
 
 QueueMode = Literal["all", "one_at_a_time"]
+ApprovalMode = Literal["ask", "acceptEdits", "yolo"]
+ApprovalOptionId = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
 # --- shared pieces ----------------------------------------------------------------------
 
@@ -82,6 +86,7 @@ class NewSessionParams(WireModel):
     system_prompt: str | None = None
     thinking_level: ThinkingLevel | None = None
     tools: list[str] | None = None
+    approval_mode: ApprovalMode | None = None
 
 
 class NewSessionResult(WireModel):
@@ -89,6 +94,8 @@ class NewSessionResult(WireModel):
     model: str
     tools: list[str]
     cwd: str
+    approval_mode: ApprovalMode
+    message_count: int = 0
 
 
 class PromptParams(SessionRef):
@@ -140,6 +147,24 @@ class SessionSummary(WireModel):
     is_streaming: bool
     message_count: int
     title: str
+    updated_at: int
+    # Hosted by this server process now (else only saved on disk: agent/loadSession it).
+    loaded: bool
+
+
+class ListSessionsParams(WireModel):
+    cwd: str | None = None
+
+
+class RespondApprovalParams(SessionRef):
+    approval_id: str
+    option_id: ApprovalOptionId
+    # What the user typed with a rejection; the model sees it.
+    message: str | None = None
+
+
+class SetApprovalModeParams(SessionRef):
+    mode: ApprovalMode
 
 
 class ListSessionsResult(WireModel):
@@ -158,6 +183,7 @@ class SessionState(WireModel):
     thinking_level: ThinkingLevel
     steering_mode: QueueMode
     follow_up_mode: QueueMode
+    approval_mode: ApprovalMode
     is_streaming: bool
     messages: list[AgentMessage]
     stream_message: AgentMessage | None = None
@@ -166,7 +192,7 @@ class SessionState(WireModel):
     queue: QueueState
     # The `seq` of the last event sent for this session (0 before any).
     seq: int
-    pending_approvals: list[dict[str, Any]] = Field(default_factory=list)
+    pending_approvals: list[ApprovalRequestEvent] = Field(default_factory=list)
 
 
 # --- events (server -> client `agent/event` notifications) -------------------------------
@@ -184,6 +210,34 @@ class SessionStateEvent(WireModel):
     thinking_level: ThinkingLevel
     steering_mode: QueueMode
     follow_up_mode: QueueMode
+    approval_mode: ApprovalMode
+
+
+class ApprovalOption(WireModel):
+    option_id: ApprovalOptionId
+    name: str
+    kind: ApprovalOptionId
+
+
+class ApprovalRequestEvent(WireModel):
+    type: Literal["approval_request"] = "approval_request"
+    approval_id: str
+    tool_call_id: str
+    tool_name: str
+    kind: Literal["edit", "write", "execute"]
+    title: str
+    path: str | None = None
+    diff: str | None = None
+    command: str | None = None
+    options: list[ApprovalOption]
+
+
+class ApprovalResolvedEvent(WireModel):
+    type: Literal["approval_resolved"] = "approval_resolved"
+    approval_id: str
+    tool_call_id: str
+    outcome: Literal["selected", "cancelled"]
+    option_id: ApprovalOptionId | None = None
 
 
 class AssistantDelta(WireModel):

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..agent import Agent, AgentTool
-from ..agent.types import AgentEndEvent
+from ..agent.types import AgentEndEvent, MessageEndEvent
 from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, Usage, UserMessage
+from .approvals import ApprovalMode, Approvals
 from .context import context_blocks
 from .protocol import (
     EditorContext,
@@ -28,6 +29,7 @@ from .protocol import (
     SessionStateEvent,
     SessionSummary,
 )
+from .store import SessionFile
 from .wire import wire_event
 
 Notify = Callable[[str, dict[str, Any]], None]
@@ -46,6 +48,9 @@ class Session:
         notify: Notify,
         read_document: Callable[[str], str | None] = lambda uri: None,
         session_id: str | None = None,
+        approval_mode: ApprovalMode = "ask",
+        client_shows_approvals: bool = False,
+        file: SessionFile | Callable[[], SessionFile] | None = None,
     ) -> None:
         self.id = session_id or uuid.uuid4().hex[:12]
         self.cwd = cwd
@@ -54,6 +59,11 @@ class Session:
         self.seq = 0
         self._notify = notify
         self._read_document = read_document
+        self.approvals = Approvals(self.emit, approval_mode, client_shows_approvals)
+        # The session file is created when the first message ends (an empty session leaves
+        # nothing on disk); a loaded session appends to its existing file.
+        self._file = file
+        self._last_saved: Any = None
         self._run: asyncio.Task[None] | None = None
         self._last_run_messages: list[Any] = []
         self._sent_queue: tuple[list[str], list[str]] = ([], [])
@@ -68,6 +78,10 @@ class Session:
     def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, AgentEndEvent):
             self._last_run_messages = list(event.messages)
+            if event.messages and event.messages[-1] is not self._last_saved:
+                self._save(event.messages[-1])  # a run that failed before any message_end
+        elif isinstance(event, MessageEndEvent):
+            self._save(event.message)
         self.emit(wire_event(event))
         # The loop takes queued messages as it goes; tell the client when the queue moved.
         self._emit_queue_if_changed()
@@ -82,7 +96,24 @@ class Session:
     def emit_session_state(self) -> SessionStateEvent:
         event = self.session_state_event()
         self.emit(event.dump())
+        if self._file is not None and not callable(self._file):
+            self._file.append_settings(event.model, event.thinking_level)
         return event
+
+    # --- persistence ---------------------------------------------------------------------
+
+    def _save(self, message: Any) -> None:
+        """Durably append a completed message (fsync) before the client hears of it."""
+        if self._file is None:
+            return
+        if callable(self._file):
+            self._file = self._file()
+        try:
+            self._file.append_message(message)
+        except OSError as error:
+            # Losing the file must not lose the session; say so loudly once per failure.
+            self.emit({"type": "persistence_error", "message": f"Could not save the session: {error}"})
+        self._last_saved = message
 
     # --- runs ----------------------------------------------------------------------------
 
@@ -144,11 +175,13 @@ class Session:
         )
 
     async def abort(self) -> None:
-        """Abort the run (if any) and return once it has ended."""
+        """Abort the run (if any) and return once it has ended; pending approvals are
+        resolved as cancelled."""
         run = self._run
         if run is None or run.done():
             return
         self.agent.abort()
+        self.approvals.cancel_all()
         await asyncio.shield(run)
 
     # --- queues --------------------------------------------------------------------------
@@ -190,6 +223,7 @@ class Session:
             thinking_level=state.thinking_level,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
+            approval_mode=self.approvals.mode,
         )
 
     # --- views ---------------------------------------------------------------------------
@@ -203,6 +237,7 @@ class Session:
             thinking_level=state.thinking_level,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
+            approval_mode=self.approvals.mode,
             is_streaming=state.is_streaming,
             messages=state.messages,
             stream_message=state.stream_message,
@@ -210,20 +245,34 @@ class Session:
             error=state.error,
             queue=self.queue_state(),
             seq=self.seq,
+            pending_approvals=self.approvals.pending_events(),
         )
 
     def summary(self) -> SessionSummary:
         state = self.agent.state
-        first_user = next((m for m in state.messages if getattr(m, "role", None) == "user"), None)
-        title = _text_of(first_user)[:80] if first_user else "(new session)"
         return SessionSummary(
             session_id=self.id,
             cwd=self.cwd,
             model=state.model.ref,
             is_streaming=state.is_streaming,
             message_count=len(state.messages),
-            title=title.splitlines()[0] if title else "(new session)",
+            title=session_title(state.messages),
+            updated_at=max((getattr(m, "timestamp", 0) or 0 for m in state.messages), default=0),
+            loaded=True,
         )
+
+
+def session_title(messages: list[Any]) -> str:
+    """The first line of the first user message's first text block."""
+    for message in messages:
+        if getattr(message, "role", None) == "user":
+            content = message.content
+            text = content if isinstance(content, str) else next(
+                (b.text for b in content if getattr(b, "type", None) == "text"), ""
+            )
+            line = text.strip().splitlines()[0] if text.strip() else ""
+            return line[:80] or "(untitled)"
+    return "(new session)"
 
 
 def _text_of(message: Any) -> str:

@@ -6,11 +6,14 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..agent import Agent, AgentTool
+from ..agent import Agent
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
-from .protocol import MODEL_NOT_FOUND, NewSessionParams, SESSION_NOT_FOUND
-from .session import Session
+from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
+from .editor_edits import EditorDocuments, EditorWriter
+from .protocol import INVALID_PARAMS, MODEL_NOT_FOUND, SESSION_NOT_FOUND, NewSessionParams, SessionSummary
+from .session import Session, session_title
+from .store import SessionStore, default_data_dir
 
 if TYPE_CHECKING:
     from .app import TillerServer
@@ -34,6 +37,14 @@ class SessionManager:
     def __init__(self, server: "TillerServer") -> None:
         self.server = server
         self.sessions: dict[str, Session] = {}
+        self._store: SessionStore | None = None
+
+    @property
+    def store(self) -> SessionStore:
+        # Created on first use: the data directory may come from initializationOptions.
+        if self._store is None:
+            self._store = SessionStore(default_data_dir(configured=self.server.options.data_dir))
+        return self._store
 
     @property
     def catalog(self) -> ModelCatalog:
@@ -49,32 +60,102 @@ class SessionManager:
         except ModelError as error:
             raise ProtocolError(MODEL_NOT_FOUND, str(error)) from None
 
-    def available_tools(self, cwd: str) -> dict[str, AgentTool]:
-        """The built-in tools a session may enable (the coding tools arrive with issue 4)."""
-        return {}
-
     def create(self, params: NewSessionParams) -> Session:
         cwd = os.path.realpath(params.cwd or self.server.workspace_root())
         if not os.path.isdir(cwd):
-            raise ProtocolError(-32602, f"Invalid params: cwd: not a directory: {params.cwd}")
-        model = self.resolve_model(params.model)
-        tools = self.available_tools(cwd)
-        names = list(tools) if params.tools is None else params.tools
-        unknown = [name for name in names if name not in tools]
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: cwd: not a directory: {params.cwd}")
+        names = list(DEFAULT_TOOLS) if params.tools is None else params.tools
+        unknown = [name for name in names if name not in DEFAULT_TOOLS]
         if unknown:
-            known = ", ".join(tools) or "none"
-            raise ProtocolError(-32602, f"Invalid params: tools: unknown tool(s) {', '.join(unknown)}; available: {known}")
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"Invalid params: tools: unknown tool(s) {', '.join(unknown)}; available: {', '.join(DEFAULT_TOOLS)}",
+            )
+        session = self._build(
+            cwd=cwd,
+            model=self.resolve_model(params.model),
+            system_prompt=params.system_prompt,
+            tool_names=names,
+            approval_mode=params.approval_mode,
+        )
+        if params.thinking_level:
+            session.agent.set_thinking_level(params.thinking_level)
+        return session
 
+    def load(self, session_id: str) -> Session:
+        """A saved session back in this server, to continue where it left off."""
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        if not self.store.exists(session_id):
+            raise ProtocolError(SESSION_NOT_FOUND, f"Unknown session: {session_id} (not loaded and not saved)")
+        saved = self.store.load(session_id)
+        if not os.path.isdir(saved.cwd):
+            raise ProtocolError(INVALID_PARAMS, f"Session {session_id} worked in {saved.cwd}, which no longer exists")
+        try:
+            model = self.catalog.resolve(saved.model)
+        except ModelError:
+            model = self.resolve_model(None)  # the saved model is gone: carry on with the default
+        session = self._build(cwd=saved.cwd, model=model, system_prompt=None, tool_names=list(DEFAULT_TOOLS),
+                              approval_mode=None, session_id=session_id, file=self.store.open(session_id))
+        session.agent.replace_messages(saved.messages)
+        if saved.thinking_level:
+            session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
+        return session
+
+    def _build(
+        self,
+        *,
+        cwd: str,
+        model: Model,
+        system_prompt: str | None,
+        tool_names: list[str],
+        approval_mode: str | None,
+        session_id: str | None = None,
+        file=None,
+    ) -> Session:
         agent = Agent(get_api_key=self.catalog.api_key)
         agent.set_model(model)
-        agent.set_system_prompt(params.system_prompt or DEFAULT_SYSTEM_PROMPT)
-        if params.thinking_level:
-            agent.set_thinking_level(params.thinking_level)
-        agent.set_tools([tools[name] for name in names])
-        session = Session(cwd=cwd, agent=agent, notify=self.server.notify_event,
-                          read_document=self.server.read_document)
+        agent.set_system_prompt(system_prompt or DEFAULT_SYSTEM_PROMPT)
+        server = self.server
+        store = self.store
+        session = Session(
+            cwd=cwd,
+            agent=agent,
+            notify=server.notify_event,
+            read_document=server.read_document,
+            session_id=session_id,
+            approval_mode=approval_mode or server.options.approval_mode,
+            client_shows_approvals=server.client_features.approvals,
+            file=file or (lambda: store.create(session.id, cwd, agent.state.model.ref)),
+        )
+        documents = EditorDocuments(server)
+        tools = create_coding_tools(
+            Workspace(cwd), open_document=documents, writer=EditorWriter(server, documents), approve=session.approvals
+        )
+        agent.set_tools([tools[name] for name in tool_names])
         self.sessions[session.id] = session
         return session
+
+    def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
+        """Loaded sessions, then saved ones not loaded, most recently updated first."""
+        wanted = os.path.realpath(cwd) if cwd else None
+        loaded = [s.summary() for s in self.sessions.values() if wanted is None or s.cwd == wanted]
+        saved = [
+            SessionSummary(session_id=entry.id, cwd=entry.cwd, model=entry.model, is_streaming=False,
+                           message_count=len(entry.messages), title=session_title(entry.messages),
+                           updated_at=entry.updated_at, loaded=False)
+            for entry in self.store.list(cwd=wanted)
+            if entry.id not in self.sessions
+        ]
+        return sorted(loaded + saved, key=lambda summary: summary.updated_at, reverse=True)
+
+    async def delete(self, session_id: str) -> None:
+        known = session_id in self.sessions or self.store.exists(session_id)
+        if not known:
+            raise ProtocolError(SESSION_NOT_FOUND, f"Unknown session: {session_id}")
+        if session_id in self.sessions:
+            await self.close(session_id)
+        self.store.delete(session_id)
 
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
@@ -83,6 +164,7 @@ class SessionManager:
         return session
 
     async def close(self, session_id: str) -> None:
+        """Stop hosting the session (its file stays: agent/loadSession brings it back)."""
         session = self.get(session_id)
         await session.abort()
         self.sessions.pop(session_id, None)

@@ -53,18 +53,6 @@ class SavedSession:
     messages: list[Any] = field(default_factory=list)
     updated_at: int = 0
 
-    @property
-    def title(self) -> str:
-        for message in self.messages:
-            if getattr(message, "role", None) == "user":
-                content = message.content
-                text = content if isinstance(content, str) else next(
-                    (b.text for b in content if getattr(b, "type", None) == "text"), ""
-                )
-                first_line = text.strip().splitlines()[0] if text.strip() else ""
-                return first_line[:80] or "(untitled)"
-        return "(new session)"
-
 
 class SessionFile:
     """An open session file; every append is durable before it returns."""

@@ -38,5 +38,6 @@ async def unless_aborted(awaitable: Awaitable[T], cancel: AbortSignal) -> T:
         aborted.cancel()
     if not work.done():
         work.cancel()
+        await asyncio.wait({work})  # let it clean up (e.g. report the approval as cancelled) first
         raise ToolAborted()
     return work.result()
