@@ -2,6 +2,7 @@
 
     tiller serve [--tcp PORT]                 the agent server an editor starts (stdio)
     tiller run PROMPT [--model provider/id]   one prompt, streamed to the terminal
+    tiller chat [PROMPT] [--json] [--cwd DIR] a client of `tiller serve`: one prompt, or interactive
     tiller models                             the catalogue and which providers are ready
     tiller schema [-o FILE]                   the JSON Schema of the wire types
 """
@@ -34,6 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--thinking", default="off", choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     run.add_argument("--json", action="store_true", help="print every agent event as one JSON line")
 
+    chat = commands.add_parser("chat", help="chat with an agent through `tiller serve` (one PROMPT, or interactive)")
+    from .chat.terminal import add_arguments as add_chat_arguments
+
+    add_chat_arguments(chat)
+
     serve = commands.add_parser("serve", help="serve the agent protocol to an editor (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="use stdin/stdout (the default)")
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead (debugging)")
@@ -48,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return asyncio.run(_run(args))
+        if args.command == "chat":
+            from .chat.terminal import run as run_chat
+
+            return run_chat(args)
         if args.command == "serve":
             return _serve(args)
         if args.command == "models":
