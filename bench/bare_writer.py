@@ -31,6 +31,7 @@ def main() -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": "stop"}})
     out.write(f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
     out.flush()
+    stdin.read()  # stay alive until the client closes: it reads our CPU time from /proc
 
 
 if __name__ == "__main__":

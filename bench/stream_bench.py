@@ -68,11 +68,12 @@ def _cpu_seconds(pid: int) -> float:
 
 class _Counter:
     def __init__(self) -> None:
-        self.deltas = 0
+        self.chars = 0  # characters of text received: the server may coalesce deltas
+        self.frames = 0  # text_delta events that carried them
         self.first_update: float | None = None
 
     def reset(self) -> None:
-        self.deltas, self.first_update = 0, None
+        self.chars, self.frames, self.first_update = 0, 0, None
 
     def __call__(self, params: dict[str, Any]) -> None:
         event = params["event"]
@@ -80,17 +81,24 @@ class _Counter:
             if self.first_update is None:
                 self.first_update = time.perf_counter()
             if event["assistantMessageEvent"]["type"] == "text_delta":
-                self.deltas += 1
+                self.chars += len(event["assistantMessageEvent"]["delta"])
+                self.frames += 1
 
 
 async def stream_tiller(deltas: int, repeat: int, workdir: Path, profile: Path | None = None,
-                        patches: str | None = None) -> dict[str, Any]:
+                        patches: str | None = None, sse_port: int | None = None) -> dict[str, Any]:
+    """Stream through `tiller serve`: from the faux model (one delta per event-loop pass), or
+    with `sse_port` from a loopback OpenAI-compatible server (many deltas per network read,
+    which the server coalesces)."""
     text = "abcd" * deltas
-    responses = [{"content": [{"type": "text", "text": "warm up"}]}]
-    responses += [{"content": [{"type": "text", "text": text}]} for _ in range(repeat)]
-    script = workdir / "script.json"
-    script.write_text(json.dumps({"chunkChars": CHUNK, "delayMs": 0, "responses": responses}))
-    env = _env(workdir, TILLER_MODEL="faux/faux-1", TILLER_FAUX_SCRIPT=str(script))
+    if sse_port is not None:
+        env = _env(workdir, TILLER_MODEL="openai/bench", OPENAI_BASE_URL=f"http://127.0.0.1:{sse_port}/v1")
+    else:
+        responses = [{"content": [{"type": "text", "text": "warm up"}]}]
+        responses += [{"content": [{"type": "text", "text": text}]} for _ in range(repeat)]
+        script = workdir / "script.json"
+        script.write_text(json.dumps({"chunkChars": CHUNK, "delayMs": 0, "responses": responses}))
+        env = _env(workdir, TILLER_MODEL="faux/faux-1", TILLER_FAUX_SCRIPT=str(script))
     command = [sys.executable, "-m", "tiller", "serve"]
     if profile is not None or patches is not None:
         command = [sys.executable, str(HERE / "serve_variant.py")]
@@ -115,8 +123,8 @@ async def stream_tiller(deltas: int, repeat: int, workdir: Path, profile: Path |
             result = await client.prompt(session, "stream")
             elapsed = time.perf_counter() - start
             assert result["stopReason"] == "stop", result
-            assert counter.deltas == deltas, (counter.deltas, deltas)
-            runs.append({"seconds": elapsed, "bytes": client.connection.bytes_received - received,
+            assert counter.chars == len(text), (counter.chars, len(text))  # no character lost
+            runs.append({"frames": counter.frames, "seconds": elapsed, "bytes": client.connection.bytes_received - received,
                          "first": (counter.first_update or start) - start,
                          "server_cpu": _cpu_seconds(client.process.pid) - server_cpu,
                          "client_cpu": time.process_time() - client_cpu})
@@ -145,7 +153,7 @@ async def stream_baseline(deltas: int, repeat: int, flush_each: bool = True) -> 
         runs.append({"seconds": elapsed, "bytes": client.connection.bytes_received,
                      "server_cpu": _cpu_seconds(client.process.pid) - server_cpu,
                      "client_cpu": time.process_time() - client_cpu})
-        assert counter.deltas == deltas, (counter.deltas, deltas)
+        assert counter.frames == deltas, (counter.frames, deltas)
         await client.close()
     return _summary(deltas, runs)
 
@@ -199,6 +207,14 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tiller-bench-") as tmp:
         workdir = Path(tmp).resolve()
         tiller = await stream_tiller(args.deltas, args.repeat, workdir)
+        source = await asyncio.create_subprocess_exec(sys.executable, str(HERE / "sse_source.py"), str(args.deltas),
+                                                      stdout=asyncio.subprocess.PIPE)
+        try:
+            port = int((await source.stdout.readline()).decode())
+            tiller_sse = await stream_tiller(args.deltas, args.repeat, workdir, sse_port=port)
+        finally:
+            source.kill()
+            await source.wait()
         flushed = await stream_baseline(args.deltas, args.repeat, flush_each=True)
 
         tiller_starts, bare_starts = [], []
@@ -211,13 +227,18 @@ async def main() -> None:
               f"{cores} cores; Python {sys.version.split()[0]}\n")
         rows = [
             ("tiller serve (faux, stdio)", tiller),
+            ("tiller serve (loopback SSE)", tiller_sse),
             ("bare writer (flush each)", flushed),
         ]
         print(HEADER)
         for name, result in rows:
             print(_row(name, result))
-        print(f"{'tiller / bare (flush each)':30} {_rate(tiller) / _rate(flushed):>10.3f}x"
-              f"{'':9}{'':13}{tiller['server_cpu'] / max(flushed['server_cpu'], 1e-9):>10.1f}x")
+        for name, result in (("faux", tiller), ("loopback SSE", tiller_sse)):
+            print(f"{'tiller (' + name + ') / bare':30} {_rate(result) / _rate(flushed):>10.3f}x"
+                  f"{'':9}{'':13}{result['server_cpu'] / max(flushed['server_cpu'], 1e-9):>10.1f}x")
+        frames = statistics.median(r["frames"] for r in tiller_sse["runs"])
+        print(f"(loopback SSE: {args.deltas} deltas arrived in {frames:,.0f} text_delta events after coalescing; "
+              "no character lost)")
         print("(deltas/s and seconds: wall clock, prompt sent -> answer read; CPU: the writer process "
               "and this client, µs per delta)")
         print()

@@ -96,7 +96,7 @@ SITECUSTOMIZE = textwrap.dedent('''
 
     import tiller.server.session as session
 
-    _emit = session.Session.emit
+    _emit = session.Session._send
 
     def emit(self, event):
         with open(os.environ["HOOK_LOG"], "a") as log:  # proof that the hook ran
@@ -107,7 +107,7 @@ SITECUSTOMIZE = textwrap.dedent('''
         _emit(self, event)
         print("stray print() after", end="", flush=True)
 
-    session.Session.emit = emit
+    session.Session._send = emit
 
     _new_session = session.Session.__init__
 

@@ -41,6 +41,12 @@ def shape(notification: dict) -> str:
     return event["type"]
 
 
+def collapsed(shapes: list[str]) -> list[str]:
+    """Consecutive deltas of one kind as one: the server may coalesce a burst of deltas
+    (protocol.md 3.1), so how many arrive is not part of the contract; their text is."""
+    return [s for i, s in enumerate(shapes) if not (s.endswith("_delta") and i and shapes[i - 1] == s)]
+
+
 def streamed(*updates: str) -> list[str]:
     return ["message_start:assistant", *(f"message_update:{u}" for u in updates), "message_end:assistant"]
 
@@ -83,11 +89,9 @@ async def test_a_tool_calling_run_streams_every_event_in_order_before_the_answer
     answer = await prompt.result()
 
     events = client.session_events(session)
-    assert [shape(n) for n in events] == [
+    assert collapsed([shape(n) for n in events]) == [
         "agent_start", "turn_start", "message_start:user", "message_end:user",
-        # chunks of 4 characters: "Let me look." is 3, '{"path": "a.py"}' is 4
-        *streamed("text_start", *["text_delta"] * 3, "text_end",
-                  "toolcall_start", *["toolcall_delta"] * 4, "toolcall_end"),
+        *streamed("text_start", "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_end"),
         "tool_execution_start", "tool_execution_end",
         "message_start:toolResult", "message_end:toolResult",
         "turn_end",

@@ -208,7 +208,9 @@ async def _stream_assistant_response(
         elif partial is not None:  # deltas before `start` are dropped
             partial = event.partial
             context.messages[-1] = partial
-            await _emit(emit, MessageUpdateEvent(message=partial.model_copy(), assistant_message_event=event))
+            # pi emits a shallow copy here; its content list is shared with the partial anyway,
+            # so the copy buys nothing but a per-delta cost. Listeners get the live partial.
+            await _emit(emit, MessageUpdateEvent(message=partial, assistant_message_event=event))
 
     if final is None:  # a stream must end in done/error; treat silence as a failure
         final = partial or _error_message(config, "")

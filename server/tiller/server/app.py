@@ -20,7 +20,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import StdinAsyncReader, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -34,6 +34,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from ..ai.models import ModelCatalog
 from .config import ClientFeatures, InitializationOptions
+from .framing import CoalescingWriter, frame
 from .protocol import PROTOCOL_VERSION
 from .sessions import SessionManager
 
@@ -105,7 +106,12 @@ class TillerServer(LanguageServer):
         return document.source if document is not None else None
 
     def notify_event(self, method: str, params: dict[str, Any]) -> None:
-        self.protocol.notify(method, params)
+        """Send a notification whose params are plain JSON data (the hot path: see framing.py)."""
+        writer = self.protocol.writer
+        if writer is None:
+            logger.error("No client connected; dropping %s", method)
+            return
+        writer.write(frame({"jsonrpc": "2.0", "method": method, "params": params}))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
@@ -132,7 +138,7 @@ def serve_stdio() -> int:
     """Serve on stdio until EOF or `exit`. Only protocol bytes ever reach stdout."""
     protocol_in, protocol_out = _take_over_stdio()
     server = create_server()
-    return _run(server, StdinAsyncReader(protocol_in, server.thread_pool), StdoutWriter(protocol_out))
+    return _run(server, StdinAsyncReader(protocol_in, server.thread_pool), CoalescingWriter(protocol_out))
 
 
 def _take_over_stdio() -> tuple[Any, Any]:
@@ -181,6 +187,8 @@ def _run(server: TillerServer, reader: Any, writer: Any) -> int:
         logger.error("The client closed the connection")
     except KeyboardInterrupt:
         code = 130
+    if isinstance(writer, CoalescingWriter):
+        writer.flush()  # the last answers (shutdown) must reach the client before we go
     sys.stderr.flush()
     # Worker threads (a local model mid-generation, the stdin reader) must not hold the
     # process open after the client is gone.

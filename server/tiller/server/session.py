@@ -33,6 +33,7 @@ from .store import SessionFile
 from .wire import wire_event
 
 Notify = Callable[[str, dict[str, Any]], None]
+DELTA_TYPES = frozenset({"text_delta", "thinking_delta", "toolcall_delta"})
 
 
 class SessionBusyError(Exception):
@@ -64,6 +65,7 @@ class Session:
         # nothing on disk); a loaded session appends to its existing file.
         self._file = file
         self._last_saved: Any = None
+        self._held_delta: dict[str, Any] | None = None
         self._run: asyncio.Task[None] | None = None
         self._last_run_messages: list[Any] = []
         self._sent_queue: tuple[list[str], list[str]] = ([], [])
@@ -72,8 +74,33 @@ class Session:
     # --- events --------------------------------------------------------------------------
 
     def emit(self, event: dict[str, Any]) -> None:
+        self._flush_delta()  # a held delta always goes out before anything that follows it
+        self._send(event)
+
+    def _send(self, event: dict[str, Any]) -> None:
         self.seq += 1
         self._notify("agent/event", {"sessionId": self.id, "seq": self.seq, "event": event})
+
+    def _emit_delta(self, event: dict[str, Any]) -> None:
+        """Hold a `*_delta` update until the event loop's next pass; deltas of the same block
+        that arrive meanwhile are appended to it. A real provider's deltas arrive one per pass
+        and go out unchanged; a burst (a fast local model, a replayed stream) becomes one
+        event per pass instead of thousands. Nothing is dropped or reordered."""
+        delta = event["assistantMessageEvent"]
+        held = self._held_delta
+        if held is not None:
+            previous = held["assistantMessageEvent"]
+            if previous["type"] == delta["type"] and previous["contentIndex"] == delta["contentIndex"]:
+                previous["delta"] += delta["delta"]
+                return
+            self._flush_delta()
+        self._held_delta = event
+        asyncio.get_running_loop().call_soon(self._flush_delta)
+
+    def _flush_delta(self) -> None:
+        held, self._held_delta = self._held_delta, None
+        if held is not None:
+            self._send(held)
 
     def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, AgentEndEvent):
@@ -82,11 +109,17 @@ class Session:
                 self._save(event.messages[-1])  # a run that failed before any message_end
         elif isinstance(event, MessageEndEvent):
             self._save(event.message)
-        self.emit(wire_event(event))
+        wire = wire_event(event)
+        if wire["type"] == "message_update" and wire["assistantMessageEvent"]["type"] in DELTA_TYPES:
+            self._emit_delta(wire)
+        else:
+            self.emit(wire)
         # The loop takes queued messages as it goes; tell the client when the queue moved.
         self._emit_queue_if_changed()
 
     def _emit_queue_if_changed(self) -> None:
+        if not (self.agent.has_queued_messages() or self._sent_queue[0] or self._sent_queue[1]):
+            return  # the common case on every streamed event: nothing queued before or now
         queue = self.queue_state()
         current = (queue.steering, queue.follow_up)
         if current != self._sent_queue:

@@ -18,6 +18,7 @@ The script named by `$TILLER_FAUX_SCRIPT` is loaded into the default `faux` prov
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Callable
@@ -25,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-import anyio
 
 from ..message_builder import AssistantMessageBuilder
 from ..options import StreamOptions
@@ -137,8 +137,9 @@ class FauxProvider:
                 chunks, append = _chunks(arguments, self.chunk_chars), builder.append_tool_arguments
             yield event
             for chunk in chunks:
-                if self.delay_ms:
-                    await anyio.sleep(self.delay_ms / 1000)
+                # Yield to the event loop between chunks even at full speed, as a network
+                # read would: other requests (an abort) get served while a reply streams.
+                await asyncio.sleep(self.delay_ms / 1000 if self.delay_ms else 0)
                 if signal is not None and signal.aborted:
                     yield builder.fail(ABORTED_TEXT, aborted=True)
                     return
