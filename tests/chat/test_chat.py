@@ -210,3 +210,23 @@ def test_interactive_with_nothing_to_say_exits_0(tmp_path, stdin):
     result = run_chat(script=write_script(tmp_path, []), input=stdin)
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
+
+
+def test_resume_continues_the_latest_saved_session_of_the_directory(tmp_path):
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    first = write_script(tmp_path, [text_reply("Noted: the answer is 42.")], name="first.json")
+    result = run_chat("Remember 42", "--cwd", str(workspace), script=first)
+    assert result.returncode == 0, result.stderr
+
+    # A new process, the same data dir: --resume loads the session, and the model sees history.
+    second = write_script(tmp_path, [text_reply("You said 42.")], name="second.json")
+    resumed = run_chat("What did I say?", "--resume", "--json", "--cwd", str(workspace), script=second)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed session" in resumed.stderr and "(2 messages)" in resumed.stderr
+    events = [json.loads(line)["event"] for line in resumed.stdout.splitlines()]
+    final = next(e for e in reversed(events) if e["type"] == "agent_end")
+    assert [m["role"] for m in final["messages"]] == ["user", "assistant"]
+
+    nothing = run_chat("hi", "--resume", "--cwd", str(tmp_path), script=second)
+    assert nothing.returncode == 2 and "No saved session" in nothing.stderr

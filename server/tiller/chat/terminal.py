@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print every agent/event notification as one JSON line")
     parser.add_argument("--cwd", help="the workspace: rootUri and the session's cwd (default: the current directory)")
     parser.add_argument("--verbose", action="store_true", help="pass the server's log (stderr) through")
+    parser.add_argument("--resume", nargs="?", const="", metavar="ID",
+                        help="continue a saved session (default: the most recent one of this directory)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(cwd):
         print(f"tiller: --cwd: not a directory: {args.cwd}", file=sys.stderr)
         return EXIT_USAGE
-    app = ChatApp(prompt=args.prompt, model=args.model, json_mode=args.json, cwd=cwd, verbose=args.verbose)
+    app = ChatApp(prompt=args.prompt, model=args.model, json_mode=args.json, cwd=cwd, verbose=args.verbose,
+                  resume=args.resume)
     return asyncio.run(app.main())
 
 
@@ -244,11 +247,17 @@ class StdinLines:
 # --- the command -------------------------------------------------------------------------
 
 
+class ResumeError(Exception):
+    pass
+
+
 class ChatApp:
     def __init__(self, *, prompt: str | None, model: str | None, json_mode: bool, cwd: str,
                  verbose: bool = False, stdin_fd: int = 0, out: TextIO | None = None,
-                 err: TextIO | None = None, server_command: list[str] | None = None) -> None:
+                 err: TextIO | None = None, server_command: list[str] | None = None,
+                 resume: str | None = None) -> None:
         self.prompt_text = prompt
+        self.resume = resume  # None: a new session; "": the latest of cwd; else an id
         self.model = model
         self.cwd = cwd
         self.verbose = verbose
@@ -291,6 +300,9 @@ class ChatApp:
             except RpcError as error:
                 self.ui.error(error.message)
                 code = EXIT_USAGE if error.code == MODEL_NOT_FOUND else EXIT_ERROR
+            except ResumeError as error:
+                self.ui.error(str(error))
+                code = EXIT_USAGE
             except ConnectionError as error:
                 keep_log = True
                 status = self.client.process.returncode
@@ -312,8 +324,26 @@ class ChatApp:
     async def _open_session(self) -> None:
         assert self.client is not None
         await self.client.initialize(self.cwd)
-        session = await self.client.new_session(cwd=self.cwd, model=self.model)
+        if self.resume is not None:
+            session = await self._resume_session()
+        else:
+            session = await self.client.new_session(cwd=self.cwd, model=self.model)
         self.session_id, self.session_model = session["sessionId"], session["model"]
+
+    async def _resume_session(self) -> dict[str, Any]:
+        assert self.client is not None
+        session_id = self.resume
+        if not session_id:
+            listed = (await self.client.request("agent/listSessions", {"cwd": self.cwd}))["sessions"]
+            if not listed:
+                raise ResumeError(f"No saved session for {self.cwd} to resume")
+            session_id = listed[0]["sessionId"]  # newest first
+        session = await self.client.request("agent/loadSession", {"sessionId": session_id})
+        if self.model:
+            await self.client.request("agent/setModel", {"sessionId": session_id, "model": self.model})
+            session["model"] = self.model
+        self.ui.notice(f"resumed session {session_id} ({session.get('messageCount', 0)} messages)")
+        return session
 
     async def _until_quit(self, work: Any) -> bool:
         """Await `work` unless the user quits first (then cancel it): True if it finished."""
