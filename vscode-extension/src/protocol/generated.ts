@@ -1,0 +1,709 @@
+/* eslint-disable */
+/**
+ * GENERATED from schema/tiller.schema.json by scripts/generate-protocol.mjs
+ * (`npm run generate`). Do not edit: change the server's pydantic classes, run `tiller schema`,
+ * then regenerate.
+ */
+
+/**
+ * Not a message itself: a holder whose fields name every top-level wire type.
+ */
+export interface TillerWireTypes {
+  agent_event:
+    | AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent;
+  agent_message: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage;
+  agent_tool_result: AgentToolResult;
+  assistant_message_event:
+    | StartEvent
+    | TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ThinkingStartEvent
+    | ThinkingDeltaEvent
+    | ThinkingEndEvent
+    | ToolCallStartEvent
+    | ToolCallDeltaEvent
+    | ToolCallEndEvent
+    | DoneEvent
+    | ErrorEvent;
+  event_notification: EventNotification;
+  list_models_result: ListModelsResult;
+  list_sessions_result: ListSessionsResult;
+  message_update_on_the_wire: MessageUpdateDelta;
+  model: Model;
+  new_session_params: NewSessionParams;
+  new_session_result: NewSessionResult;
+  prompt_params: PromptParams;
+  prompt_result: PromptResult;
+  queue_params: QueueParams;
+  queue_state: QueueState;
+  queue_update_event: QueueUpdateEvent;
+  session_ref: SessionRef;
+  session_state: SessionState;
+  session_state_event: SessionStateEvent;
+  set_model_params: SetModelParams;
+  set_queue_modes_params: SetQueueModesParams;
+  set_thinking_level_params: SetThinkingLevelParams;
+  stop_reason: "stop" | "length" | "toolUse" | "error" | "aborted";
+  thinking_level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  usage: Usage;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "AgentStartEvent".
+ */
+export interface AgentStartEvent {
+  type: "agent_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "AgentEndEvent".
+ */
+export interface AgentEndEvent {
+  messages: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
+  type: "agent_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "UserMessage".
+ */
+export interface UserMessage {
+  content: string | (TextContent | ImageContent)[];
+  role: "user";
+  timestamp?: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "TextContent".
+ */
+export interface TextContent {
+  text: string;
+  textSignature?: string | null;
+  type: "text";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ImageContent".
+ */
+export interface ImageContent {
+  data: string;
+  mimeType: string;
+  type: "image";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "AssistantMessage".
+ */
+export interface AssistantMessage {
+  api: string;
+  content?: (TextContent | ThinkingContent | ToolCall)[];
+  errorMessage?: string | null;
+  model: string;
+  provider: string;
+  role: "assistant";
+  stopReason?: "stop" | "length" | "toolUse" | "error" | "aborted";
+  timestamp?: number;
+  usage?: Usage;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ThinkingContent".
+ */
+export interface ThinkingContent {
+  redacted?: boolean | null;
+  thinking: string;
+  thinkingSignature?: string | null;
+  type: "thinking";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolCall".
+ */
+export interface ToolCall {
+  arguments?: {
+    [k: string]: unknown;
+  };
+  id: string;
+  name: string;
+  thoughtSignature?: string | null;
+  type: "toolCall";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+  cacheRead?: number;
+  cacheWrite?: number;
+  cost?: Cost;
+  input?: number;
+  output?: number;
+  totalTokens?: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "Cost".
+ */
+export interface Cost {
+  cacheRead?: number;
+  cacheWrite?: number;
+  input?: number;
+  output?: number;
+  total?: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolResultMessage".
+ */
+export interface ToolResultMessage {
+  content?: (TextContent | ImageContent)[];
+  details?: {
+    [k: string]: unknown;
+  };
+  isError?: boolean;
+  role: "toolResult";
+  timestamp?: number;
+  toolCallId: string;
+  toolName: string;
+}
+/**
+ * An application-defined message (any role the LLM never sees unless converted).
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CustomMessage".
+ */
+export interface CustomMessage {
+  role: string;
+  timestamp?: number;
+  [k: string]: unknown;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "TurnStartEvent".
+ */
+export interface TurnStartEvent {
+  type: "turn_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "TurnEndEvent".
+ */
+export interface TurnEndEvent {
+  message: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage;
+  toolResults: ToolResultMessage[];
+  type: "turn_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "MessageStartEvent".
+ */
+export interface MessageStartEvent {
+  message: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage;
+  type: "message_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "MessageUpdateEvent".
+ */
+export interface MessageUpdateEvent {
+  assistantMessageEvent:
+    | StartEvent
+    | TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ThinkingStartEvent
+    | ThinkingDeltaEvent
+    | ThinkingEndEvent
+    | ToolCallStartEvent
+    | ToolCallDeltaEvent
+    | ToolCallEndEvent
+    | DoneEvent
+    | ErrorEvent;
+  message: AssistantMessage;
+  type: "message_update";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "StartEvent".
+ */
+export interface StartEvent {
+  partial: AssistantMessage;
+  type: "start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "TextStartEvent".
+ */
+export interface TextStartEvent {
+  contentIndex: number;
+  partial: AssistantMessage;
+  type: "text_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "TextDeltaEvent".
+ */
+export interface TextDeltaEvent {
+  contentIndex: number;
+  delta: string;
+  partial: AssistantMessage;
+  type: "text_delta";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "TextEndEvent".
+ */
+export interface TextEndEvent {
+  content: string;
+  contentIndex: number;
+  partial: AssistantMessage;
+  type: "text_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ThinkingStartEvent".
+ */
+export interface ThinkingStartEvent {
+  contentIndex: number;
+  partial: AssistantMessage;
+  type: "thinking_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ThinkingDeltaEvent".
+ */
+export interface ThinkingDeltaEvent {
+  contentIndex: number;
+  delta: string;
+  partial: AssistantMessage;
+  type: "thinking_delta";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ThinkingEndEvent".
+ */
+export interface ThinkingEndEvent {
+  content: string;
+  contentIndex: number;
+  partial: AssistantMessage;
+  type: "thinking_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolCallStartEvent".
+ */
+export interface ToolCallStartEvent {
+  contentIndex: number;
+  partial: AssistantMessage;
+  type: "toolcall_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolCallDeltaEvent".
+ */
+export interface ToolCallDeltaEvent {
+  contentIndex: number;
+  delta: string;
+  partial: AssistantMessage;
+  type: "toolcall_delta";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolCallEndEvent".
+ */
+export interface ToolCallEndEvent {
+  contentIndex: number;
+  partial: AssistantMessage;
+  toolCall: ToolCall;
+  type: "toolcall_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "DoneEvent".
+ */
+export interface DoneEvent {
+  message: AssistantMessage;
+  reason: "stop" | "length" | "toolUse";
+  type: "done";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ErrorEvent".
+ */
+export interface ErrorEvent {
+  error: AssistantMessage;
+  reason: "aborted" | "error";
+  type: "error";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "MessageEndEvent".
+ */
+export interface MessageEndEvent {
+  message: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage;
+  type: "message_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolExecutionStartEvent".
+ */
+export interface ToolExecutionStartEvent {
+  args: {
+    [k: string]: unknown;
+  };
+  toolCallId: string;
+  toolName: string;
+  type: "tool_execution_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolExecutionUpdateEvent".
+ */
+export interface ToolExecutionUpdateEvent {
+  args: {
+    [k: string]: unknown;
+  };
+  partialResult: AgentToolResult;
+  toolCallId: string;
+  toolName: string;
+  type: "tool_execution_update";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "AgentToolResult".
+ */
+export interface AgentToolResult {
+  content?: (TextContent | ImageContent)[];
+  details?: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolExecutionEndEvent".
+ */
+export interface ToolExecutionEndEvent {
+  isError: boolean;
+  result: AgentToolResult;
+  toolCallId: string;
+  toolName: string;
+  type: "tool_execution_end";
+}
+/**
+ * `agent/event`: one event of one session; `seq` rises by one per session.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "EventNotification".
+ */
+export interface EventNotification {
+  event: {
+    [k: string]: unknown;
+  };
+  seq: number;
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListModelsResult".
+ */
+export interface ListModelsResult {
+  default: string;
+  models: ModelInfo[];
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ModelInfo".
+ */
+export interface ModelInfo {
+  api: string;
+  contextWindow: number;
+  hasKey: boolean;
+  id: string;
+  input: string[];
+  maxTokens: number;
+  name: string;
+  provider: string;
+  reasoning: boolean;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListSessionsResult".
+ */
+export interface ListSessionsResult {
+  sessions: SessionSummary[];
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SessionSummary".
+ */
+export interface SessionSummary {
+  cwd: string;
+  isStreaming: boolean;
+  loaded: boolean;
+  messageCount: number;
+  model: string;
+  sessionId: string;
+  title: string;
+  updatedAt: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "MessageUpdateDelta".
+ */
+export interface MessageUpdateDelta {
+  assistantMessageEvent: AssistantDelta;
+  type: "message_update";
+}
+/**
+ * What `message_update` carries on the wire instead of the whole partial message
+ * (protocol.md, "Rebuilding a streaming message").
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "AssistantDelta".
+ */
+export interface AssistantDelta {
+  content?: string | null;
+  contentIndex: number;
+  delta?: string | null;
+  id?: string | null;
+  redacted?: boolean | null;
+  toolCall?: ToolCall | null;
+  toolName?: string | null;
+  type:
+    | "text_start"
+    | "text_delta"
+    | "text_end"
+    | "thinking_start"
+    | "thinking_delta"
+    | "thinking_end"
+    | "toolcall_start"
+    | "toolcall_delta"
+    | "toolcall_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "Model".
+ */
+export interface Model {
+  api: string;
+  baseUrl?: string;
+  contextWindow?: number;
+  cost?: ModelCost;
+  headers?: {
+    [k: string]: string;
+  } | null;
+  id: string;
+  input?: ("text" | "image")[];
+  maxTokens?: number;
+  name: string;
+  provider: string;
+  reasoning?: boolean;
+}
+/**
+ * Prices in dollars per million tokens.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ModelCost".
+ */
+export interface ModelCost {
+  cacheRead?: number;
+  cacheWrite?: number;
+  input?: number;
+  output?: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "NewSessionParams".
+ */
+export interface NewSessionParams {
+  approvalMode?: ("ask" | "acceptEdits" | "yolo") | null;
+  cwd?: string | null;
+  model?: string | null;
+  systemPrompt?: string | null;
+  thinkingLevel?: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh") | null;
+  tools?: string[] | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "NewSessionResult".
+ */
+export interface NewSessionResult {
+  approvalMode: "ask" | "acceptEdits" | "yolo";
+  cwd: string;
+  messageCount?: number;
+  model: string;
+  sessionId: string;
+  tools: string[];
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "PromptParams".
+ */
+export interface PromptParams {
+  context?: EditorContext[] | null;
+  images?: ImageContent[] | null;
+  sessionId: string;
+  streamingBehavior?: ("steer" | "followUp") | null;
+  text: string;
+}
+/**
+ * A file or selection the editor attaches to a prompt.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "EditorContext".
+ */
+export interface EditorContext {
+  range?: Range | null;
+  text?: string | null;
+  uri: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "Range".
+ */
+export interface Range {
+  end: Position;
+  start: Position;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "Position".
+ */
+export interface Position {
+  character: number;
+  line: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "PromptResult".
+ */
+export interface PromptResult {
+  errorMessage?: string | null;
+  newMessages?: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
+  stopReason: ("stop" | "length" | "toolUse" | "error" | "aborted") | "queued";
+  usage?: Usage;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "QueueParams".
+ */
+export interface QueueParams {
+  sessionId: string;
+  text: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "QueueState".
+ */
+export interface QueueState {
+  followUp: string[];
+  steering: string[];
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "QueueUpdateEvent".
+ */
+export interface QueueUpdateEvent {
+  followUp: string[];
+  steering: string[];
+  type: "queue_update";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SessionRef".
+ */
+export interface SessionRef {
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SessionState".
+ */
+export interface SessionState {
+  approvalMode: "ask" | "acceptEdits" | "yolo";
+  cwd: string;
+  error?: string | null;
+  followUpMode: "all" | "one_at_a_time";
+  isStreaming: boolean;
+  messages: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
+  model: string;
+  pendingApprovals?: ApprovalRequestEvent[];
+  pendingToolCalls: string[];
+  queue: QueueState;
+  seq: number;
+  sessionId: string;
+  steeringMode: "all" | "one_at_a_time";
+  streamMessage?: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage | null;
+  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ApprovalRequestEvent".
+ */
+export interface ApprovalRequestEvent {
+  approvalId: string;
+  command?: string | null;
+  diff?: string | null;
+  kind: "edit" | "write" | "execute";
+  options: ApprovalOption[];
+  path?: string | null;
+  title: string;
+  toolCallId: string;
+  toolName: string;
+  type: "approval_request";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ApprovalOption".
+ */
+export interface ApprovalOption {
+  kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  name: string;
+  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SessionStateEvent".
+ */
+export interface SessionStateEvent {
+  approvalMode: "ask" | "acceptEdits" | "yolo";
+  followUpMode: "all" | "one_at_a_time";
+  model: string;
+  steeringMode: "all" | "one_at_a_time";
+  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  type: "session_state";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SetModelParams".
+ */
+export interface SetModelParams {
+  model: string;
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SetQueueModesParams".
+ */
+export interface SetQueueModesParams {
+  followUpMode?: ("all" | "one_at_a_time") | null;
+  sessionId: string;
+  steeringMode?: ("all" | "one_at_a_time") | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SetThinkingLevelParams".
+ */
+export interface SetThinkingLevelParams {
+  level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  sessionId: string;
+}

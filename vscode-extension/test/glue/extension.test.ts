@@ -1,0 +1,348 @@
+// The extension's glue (controller, chat view, diff view, applyEdit middleware) with the
+// `vscode` stand-in (test/vscode-stub.ts) and a scripted server connection. Approval events
+// come from the recording of the real server (test/fixtures/session-events.json).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { beforeEach, test } from "node:test";
+
+import * as vscode from "vscode";
+
+import { applyEditAndSave, type ApplyWorkspaceEditParams } from "../../src/applyEdit";
+import { ChatViewProvider } from "../../src/chatView";
+import { SESSION_KEY, TillerController } from "../../src/controller";
+import type { RpcConnection } from "../../src/protocol/client";
+import type { AgentEventParams, ApprovalRequestEvent, SessionState, WireEvent } from "../../src/protocol/types";
+import { PROPOSAL_SCHEME } from "../../src/proposals";
+import type { FromWebview, ToWebview } from "../../src/webview/messages";
+import { Position, Selection, stub, Uri } from "../vscode-stub";
+
+const root = path.resolve(__dirname, "..", "..", ".."); // out/test/glue/ -> vscode-extension/
+const fixture = JSON.parse(readFileSync(path.join(root, "test", "fixtures", "session-events.json"), "utf8")) as {
+  initialState: SessionState;
+  notifications: AgentEventParams[];
+};
+const approvalOf = (toolCallId: string) =>
+  fixture.notifications.map((n) => n.event).find((e) => e.type === "approval_request" && e.toolCallId === toolCallId) as ApprovalRequestEvent;
+const GREET = `def greet(name):\n    return "hi " + name\n\n\nif __name__ == "__main__":\n    print(greet("world"))\n`;
+
+/** A server connection whose answers the test scripts, recording every request. */
+class FakeServer implements RpcConnection {
+  requests: { method: string; params: unknown }[] = [];
+  private handler: ((params: AgentEventParams) => void) | null = null;
+  seq = 0;
+  sessionId = "s1";
+  state: SessionState = { ...fixture.initialState, sessionId: "s1", seq: 0 };
+  known = new Set<string>();
+
+  async sendRequest<R>(method: string, params?: unknown): Promise<R> {
+    this.requests.push({ method, params });
+    const p = params as Record<string, string> | undefined;
+    switch (method) {
+      case "agent/newSession":
+        this.known.add(this.sessionId);
+        return { sessionId: this.sessionId, model: "faux/faux-1", tools: [], cwd: "/home/ada/project", approvalMode: "ask" } as R;
+      case "agent/loadSession":
+        if (!this.known.has(p!.sessionId)) throw Object.assign(new Error(`Unknown session: ${p!.sessionId}`), { code: -32001 });
+        return { sessionId: p!.sessionId, model: "faux/faux-1", tools: [], cwd: "/home/ada/project", approvalMode: "ask" } as R;
+      case "agent/getState":
+        return { ...this.state, sessionId: p!.sessionId, seq: this.seq } as R;
+      case "agent/prompt":
+        return { stopReason: "queued", newMessages: [], usage: {} } as R;
+      default:
+        return {} as R;
+    }
+  }
+
+  onNotification(_method: string, handler: (params: AgentEventParams) => void) {
+    this.handler = handler;
+    return { dispose: () => (this.handler = null) };
+  }
+
+  emit(event: WireEvent): void {
+    this.seq++;
+    this.handler?.({ sessionId: this.sessionId, seq: this.seq, event });
+  }
+
+  last(method: string): unknown {
+    return [...this.requests].reverse().find((r) => r.method === method)?.params;
+  }
+}
+
+class Memento {
+  values = new Map<string, unknown>();
+  get<T>(key: string): T | undefined {
+    return this.values.get(key) as T | undefined;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    this.values.set(key, value);
+  }
+  keys(): string[] {
+    return [...this.values.keys()];
+  }
+}
+
+interface Setup {
+  controller: TillerController;
+  server: FakeServer;
+  posted: ToWebview[];
+  panel: { visible: boolean };
+  state: Memento;
+}
+
+async function setup(options: { visible?: boolean; state?: Memento } = {}): Promise<Setup> {
+  const state = options.state ?? new Memento();
+  const controller = new TillerController({ workspaceState: state as unknown as vscode.Memento, log: () => undefined });
+  const posted: ToWebview[] = [];
+  const panel = { visible: options.visible ?? true, postMessage: (m: ToWebview) => (posted.push(JSON.parse(JSON.stringify(m))), true) };
+  controller.setPanel(panel);
+  const server = new FakeServer();
+  await controller.attach(server);
+  return { controller, server, posted, panel, state };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+beforeEach(() => stub.reset());
+
+test("attach opens a session, follows its events, and the status bar shows the model and the run", async () => {
+  const { controller, server, posted, state } = await setup();
+  assert.deepEqual(server.requests.map((r) => r.method), ["agent/newSession", "agent/getState"]);
+  assert.equal(state.get(SESSION_KEY), "s1");
+  assert.deepEqual(posted.map((m) => m.type), ["status", "reset"]);
+  assert.equal(controller.statusBarText, "$(sparkle) faux/faux-1");
+
+  server.emit({ type: "agent_start" });
+  assert.equal(controller.statusBarText, "$(loading~spin) faux/faux-1");
+  assert.deepEqual(posted.at(-1), { type: "event", notification: { sessionId: "s1", seq: 1, event: { type: "agent_start" } } });
+  server.emit({ type: "session_state", model: "openai/gpt-4.1-mini", thinkingLevel: "off", steeringMode: "one_at_a_time", followUpMode: "one_at_a_time", approvalMode: "ask" });
+  assert.equal(controller.statusBarText, "$(loading~spin) openai/gpt-4.1-mini");
+
+  // A reconnect (server restarted): the stored session is loaded again and the panel reset.
+  controller.detach("stopped", "The tiller server stopped.");
+  assert.deepEqual(posted.at(-1), { type: "status", status: "stopped", message: "The tiller server stopped." });
+  assert.equal(controller.statusBarText, "$(error) tiller");
+  const again = new FakeServer();
+  again.known.add("s1");
+  await controller.attach(again);
+  assert.deepEqual(again.requests.map((r) => r.method), ["agent/loadSession", "agent/getState"]);
+  assert.equal(posted.at(-1)!.type, "reset");
+  controller.dispose();
+});
+
+test("Stop in the panel sends agent/abort; Send steers or queues while a run streams, with the editor context", async () => {
+  const { controller, server } = await setup();
+  await controller.handleWebviewMessage({ type: "send", text: "hello" });
+  assert.deepEqual(server.last("agent/prompt"), { sessionId: "s1", text: "hello" });
+
+  server.emit({ type: "agent_start" });
+  const file = Uri.file("/home/ada/project/greet.py");
+  stub.activeTextEditor = { document: stub.openDocument(file, GREET), selection: new Selection(new Position(0, 0), new Position(2, 0)) };
+  controller.addSelectionToContext();
+  assert.deepEqual(controller.pendingContext, [{ uri: file.toString(), range: { start: { line: 0, character: 0 }, end: { line: 2, character: 0 } } }]);
+  await controller.handleWebviewMessage({ type: "send", text: "use f-strings", behavior: "steer" });
+  assert.deepEqual(server.last("agent/prompt"), {
+    sessionId: "s1",
+    text: "use f-strings",
+    context: [{ uri: file.toString(), range: { start: { line: 0, character: 0 }, end: { line: 2, character: 0 } } }],
+    streamingBehavior: "steer",
+  });
+  assert.deepEqual(controller.pendingContext, [], "the context goes with one prompt");
+  await controller.handleWebviewMessage({ type: "send", text: "then a test", behavior: "followUp" });
+  assert.deepEqual(server.last("agent/prompt"), { sessionId: "s1", text: "then a test", streamingBehavior: "followUp" });
+
+  await controller.handleWebviewMessage({ type: "stop" });
+  assert.deepEqual(server.last("agent/abort"), { sessionId: "s1" });
+  await controller.handleWebviewMessage({ type: "clearQueue" });
+  assert.deepEqual(server.last("agent/clearQueue"), { sessionId: "s1" });
+  controller.dispose();
+});
+
+test("View diff opens vscode.diff between the open document and the proposed text, and offers the same choices", async () => {
+  const { controller, server } = await setup();
+  const approval = approvalOf("call_edit");
+  const file = Uri.file(approval.path!);
+  stub.openDocument(file, GREET); // the editor's text (what the diff applies to)
+  server.emit({ type: "agent_start" });
+  server.emit(approval);
+  stub.answerInfo = (_message, items) => items.find((i) => i === "Allow once");
+
+  await controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });
+  const diff = stub.commands.find((c) => c.command === "vscode.diff")!;
+  assert.ok(diff, "vscode.diff was run");
+  const [left, right, title] = diff.args as [Uri, Uri, string];
+  assert.equal(left.toString(), file.toString(), "the left side is the file itself");
+  assert.equal(right.scheme, PROPOSAL_SCHEME);
+  assert.equal(right.path, approval.path, "the proposal keeps the file's path (language, icon)");
+  assert.equal(title, "greet.py (current) ↔ proposed by tiller");
+  assert.equal(
+    controller.proposals.provideTextDocumentContent(right as unknown as vscode.Uri),
+    GREET.replace('return "hi " + name', 'return f"Hello, {name}!"'),
+  );
+  // The same choices as the panel, in a notification next to the diff.
+  assert.deepEqual(stub.infoMessages.at(-1), {
+    message: "Edit greet.py",
+    items: ["Allow once", "Always allow edit in this session", "Reject", "Always reject edit in this session", "Reject with Message…"],
+  });
+  assert.deepEqual(server.last("agent/respondApproval"), { sessionId: "s1", approvalId: approval.approvalId, optionId: "allow_once" });
+
+  // Once answered, the diff tab is closed and the proposal forgotten.
+  stub.tabs.push({ input: { original: left, modified: right } });
+  server.emit({ type: "approval_resolved", approvalId: approval.approvalId, toolCallId: "call_edit", outcome: "selected", optionId: "allow_once" });
+  await settle();
+  assert.equal(stub.closedTabs.length, 1);
+  assert.equal(controller.proposals.provideTextDocumentContent(right as unknown as vscode.Uri), "");
+  controller.dispose();
+});
+
+test("View diff of a new file compares with an empty document; a rejection can carry a message", async () => {
+  const { controller, server } = await setup();
+  const approval = approvalOf("call_write");
+  server.emit({ type: "agent_start" });
+  server.emit(approval);
+  stub.answerInfo = (_message, items) => items.at(-1); // "Reject with Message…"
+  stub.answerInputBox = () => "Not yet";
+
+  await controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });
+  const [left, right] = stub.commands.find((c) => c.command === "vscode.diff")!.args as [Uri, Uri];
+  assert.equal(left.scheme, PROPOSAL_SCHEME, "no file yet: the left side is an empty virtual document");
+  assert.equal(controller.proposals.provideTextDocumentContent(left as unknown as vscode.Uri), "");
+  assert.equal(
+    controller.proposals.provideTextDocumentContent(right as unknown as vscode.Uri),
+    'from greet import greet\n\n\ndef test_greet():\n    assert greet("Ada") == "Hello, Ada!"\n',
+  );
+  assert.deepEqual(server.last("agent/respondApproval"), {
+    sessionId: "s1",
+    approvalId: approval.approvalId,
+    optionId: "reject_once",
+    message: "Not yet",
+  });
+  controller.dispose();
+});
+
+test("a diff that no longer applies is shown as the raw diff; an answered approval is not answered twice", async () => {
+  const { controller, server } = await setup();
+  const approval = approvalOf("call_edit");
+  stub.openDocument(Uri.file(approval.path!), "the user rewrote everything\n");
+  server.emit(approval);
+  stub.answerInfo = () => "Allow once";
+  // The approval is resolved (in the panel) while the notification is open.
+  const shown = controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });
+  server.emit({ type: "approval_resolved", approvalId: approval.approvalId, toolCallId: "call_edit", outcome: "selected", optionId: "reject_once" });
+  await shown;
+  assert.equal(stub.commands.filter((c) => c.command === "vscode.diff").length, 0);
+  assert.deepEqual(stub.shownDocuments.length, 1, "the raw diff opened instead");
+  assert.equal(server.last("agent/respondApproval"), undefined, "nothing sent for an approval already answered");
+  controller.dispose();
+});
+
+test("an approval while the panel is hidden raises a notification", async () => {
+  const { controller, server } = await setup({ visible: false });
+  stub.answerInfo = (_m, items) => items[0];
+  server.emit(approvalOf("call_bash"));
+  await settle();
+  assert.match(stub.infoMessages[0].message, /^tiller needs your approval: Run for i in 1 2 3/);
+  assert.deepEqual(stub.infoMessages[0].items, ["Show"]);
+  assert.ok(stub.commands.some((c) => c.command === "tiller.chat.focus"));
+  controller.dispose();
+});
+
+test("the applyEdit middleware lets the client apply the edit, then saves every edited document", async () => {
+  const open = Uri.file("/home/ada/project/greet.py");
+  const created = Uri.file("/home/ada/project/test_greet.py");
+  stub.openDocument(open, "edited\n", true);
+  stub.openDocument(created, "new\n", true);
+  const params: ApplyWorkspaceEditParams = {
+    label: "tiller: edit greet.py",
+    edit: {
+      documentChanges: [
+        { textDocument: { uri: open.toString() }, edits: [] },
+        { kind: "create", uri: created.toString() },
+        { textDocument: { uri: created.toString() }, edits: [] },
+      ],
+    },
+  };
+  const calls: unknown[] = [];
+  const result = await applyEditAndSave(params, async (p) => {
+    calls.push(p);
+    return { applied: true };
+  });
+  assert.deepEqual(result, { applied: true });
+  assert.deepEqual(calls, [params], "the client's own handling (vscode.workspace.applyEdit) ran first");
+  assert.deepEqual(stub.saved.sort(), [created.toString(), open.toString()].sort());
+
+  // A refused edit (the user typed meanwhile: stale version) is not saved.
+  stub.saved = [];
+  const refused = await applyEditAndSave(params, async () => ({ applied: false, failureReason: "version mismatch" }));
+  assert.deepEqual(refused, { applied: false, failureReason: "version mismatch" });
+  assert.deepEqual(stub.saved, []);
+});
+
+test("the chat view serves the page with a CSP nonce and routes its messages", async () => {
+  const { controller, server } = await setup();
+  const listeners: ((m: FromWebview) => unknown)[] = [];
+  const posted: ToWebview[] = [];
+  const webview = {
+    options: {} as { enableScripts?: boolean; localResourceRoots?: Uri[] },
+    html: "",
+    cspSource: "vscode-webview://1234",
+    asWebviewUri: (uri: Uri) => Uri.from({ scheme: "vscode-webview", authority: "1234", path: uri.path }),
+    postMessage: async (m: ToWebview) => (posted.push(m), true),
+    onDidReceiveMessage: (fn: (m: FromWebview) => unknown) => (listeners.push(fn), { dispose() {} }),
+  };
+  const view = { webview, visible: true, show() {}, onDidDispose: () => ({ dispose() {} }) };
+  const provider = new ChatViewProvider(Uri.file("/ext") as unknown as vscode.Uri, controller);
+  provider.resolveWebviewView(view as unknown as vscode.WebviewView);
+
+  assert.equal(webview.options.enableScripts, true);
+  assert.deepEqual(webview.options.localResourceRoots!.map((u) => u.path), ["/ext/dist", "/ext/media"]);
+  const nonce = /script-src 'nonce-([A-Za-z0-9]+)'/.exec(webview.html)![1];
+  assert.match(webview.html, new RegExp(`<script nonce="${nonce}" src="vscode-webview://1234/ext/dist/webview.js"></script>`));
+  assert.match(webview.html, /default-src 'none'; style-src vscode-webview:\/\/1234;/);
+  assert.doesNotMatch(webview.html, /https?:\/\//, "nothing remote");
+
+  await listeners[0]({ type: "ready" });
+  assert.deepEqual(posted.map((m) => m.type), ["status", "context", "reset"]);
+  await listeners[0]({ type: "stop" });
+  assert.deepEqual(server.last("agent/abort"), { sessionId: "s1" });
+  await listeners[0]({ type: "openLink", href: "javascript:alert(1)" });
+  await listeners[0]({ type: "openLink", href: "https://docs.python.org/3/" });
+  assert.deepEqual(stub.externalOpened, ["https://docs.python.org/3/"]);
+  await listeners[0]({ type: "command", command: "selectModel" });
+  assert.equal(stub.commands.at(-1)!.command, "tiller.selectModel");
+  provider.dispose();
+  controller.dispose();
+});
+
+test("commands: select model, approval mode and resume session go through quick picks", async () => {
+  const { controller, server } = await setup();
+  server.sendRequest = (async (method: string, params?: unknown) => {
+    server.requests.push({ method, params });
+    if (method === "agent/listModels") {
+      return {
+        default: "faux/faux-1",
+        models: [
+          { provider: "faux", id: "faux-1", name: "Faux", api: "faux", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: true },
+          { provider: "openai", id: "gpt-4.1-mini", name: "GPT-4.1 mini", api: "openai", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: false },
+        ],
+      };
+    }
+    if (method === "agent/listSessions") {
+      return { sessions: [{ sessionId: "old", cwd: "/p", model: "faux/faux-1", isStreaming: false, messageCount: 4, title: "Fix the bug", updatedAt: 0, loaded: false }] };
+    }
+    if (method === "agent/getState") return { ...server.state, sessionId: (params as { sessionId: string }).sessionId, seq: 0 };
+    return {};
+  }) as FakeServer["sendRequest"];
+
+  stub.answerQuickPick = (items) => items[1];
+  await controller.selectModel();
+  assert.deepEqual(server.last("agent/setModel"), { sessionId: "s1", model: "openai/gpt-4.1-mini" });
+  assert.match(JSON.stringify(stub.quickPicks.at(-1)), /no API key/);
+  await controller.setApprovalMode();
+  assert.deepEqual(server.last("agent/setApprovalMode"), { sessionId: "s1", mode: "acceptEdits" });
+  stub.answerQuickPick = (items) => items[0];
+  await controller.resumeSession();
+  assert.deepEqual(server.last("agent/loadSession"), { sessionId: "old" });
+  assert.equal(controller.sessionId, "old");
+  controller.dispose();
+});

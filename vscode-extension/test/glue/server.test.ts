@@ -1,0 +1,90 @@
+// src/server.ts when the server cannot start: one clear error message that says how to fix
+// it, and the panel shows the failure. (Starting the real server under vscode-languageclient
+// needs VS Code itself; the protocol tests cover the server over the same JSON-RPC layer.)
+import assert from "node:assert/strict";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, test } from "node:test";
+
+import type * as vscode from "vscode";
+
+import { TillerController } from "../../src/controller";
+import { buildInitializationOptions, TillerCapabilities, TillerServer } from "../../src/server";
+import type { ToWebview } from "../../src/webview/messages";
+import { stub } from "../vscode-stub";
+
+let dir: string;
+let savedPath: string | undefined;
+
+beforeEach(() => {
+  stub.reset();
+  dir = mkdtempSync(path.join(tmpdir(), "tiller-start-"));
+  // No `tiller` on PATH, whatever this machine has.
+  savedPath = process.env.PATH;
+  process.env.PATH = dir;
+});
+
+afterEach(() => {
+  process.env.PATH = savedPath;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function start() {
+  const logged: string[] = [];
+  const output = {
+    info: (m: string) => logged.push(m),
+    warn: (m: string) => logged.push(m),
+    error: (m: string) => logged.push(m),
+    show: () => undefined,
+  } as unknown as vscode.LogOutputChannel;
+  const controller = new TillerController({ workspaceState: { get: () => undefined, update: async () => undefined } as never, log: () => undefined });
+  const posted: ToWebview[] = [];
+  controller.setPanel({ visible: true, postMessage: (m) => (posted.push(m), true) });
+  const server = new TillerServer(controller, output);
+  return { controller, server, posted, logged };
+}
+
+test("tiller not installed in the interpreter: the message names the error and the fix", async () => {
+  const python = path.join(dir, "python3");
+  writeFileSync(python, "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'tiller'\" >&2\nexit 1\n");
+  chmodSync(python, 0o755);
+  stub.config["tiller.pythonPath"] = python;
+  const { controller, server, posted } = start();
+  await server.start();
+  const expected = `tiller: could not start the server (\`${python} -m tiller serve\`): ModuleNotFoundError: No module named 'tiller'. Install tiller with \`pip install tiller\` (in the interpreter of tiller.pythonPath), or set tiller.serverCommand.`;
+  assert.deepEqual(stub.errorMessages, [{ message: expected, items: ["Open Settings", "Show Log", "Retry"] }]);
+  assert.equal(controller.status, "error");
+  assert.deepEqual(posted.at(-1), { type: "status", status: "error", message: expected });
+  assert.equal(controller.statusBarText, "$(error) tiller");
+  controller.dispose();
+});
+
+test("no interpreter, or a wrong tiller.serverCommand: said so, with the setting to fix", async () => {
+  stub.config["tiller.pythonPath"] = path.join(dir, "no-such-python");
+  let { controller, server } = start();
+  await server.start();
+  assert.match(stub.errorMessages[0].message, /the Python interpreter was not found\. Install tiller with `pip install tiller`/);
+  controller.dispose();
+
+  stub.reset();
+  stub.config["tiller.serverCommand"] = [path.join(dir, "bin", "tiller"), "--log-level", "DEBUG"];
+  ({ controller, server } = start());
+  await server.start();
+  assert.equal(
+    stub.errorMessages[0].message,
+    `tiller: could not start the server (\`${path.join(dir, "bin", "tiller")} --log-level DEBUG serve\`): the command was not found. Check the tiller.serverCommand setting.`,
+  );
+  controller.dispose();
+});
+
+test("initialize declares approvals and savesEditedDocuments, and passes the settings", () => {
+  const capabilities: { experimental?: unknown } = { experimental: { other: 1 } };
+  new TillerCapabilities().fillClientCapabilities(capabilities);
+  assert.deepEqual(capabilities.experimental, { other: 1, tiller: { approvals: true, savesEditedDocuments: true } });
+  assert.deepEqual(buildInitializationOptions({ defaultModel: " openai/gpt-4.1-mini ", approvalMode: "acceptEdits" }), {
+    defaultModel: "openai/gpt-4.1-mini",
+    approvalMode: "acceptEdits",
+  });
+  assert.deepEqual(buildInitializationOptions({ defaultModel: "", approvalMode: undefined }), {});
+});
