@@ -32,7 +32,14 @@ class TillerWireTypes(BaseModel):
     thinking_level: ThinkingLevel
     # The agent/* protocol (server/tiller/server/protocol.py).
     event_notification: p.EventNotification
+    wire_event: p.WireEvent
     message_update_on_the_wire: p.MessageUpdateDelta
+    approval_request_event: p.ApprovalRequestEvent
+    approval_resolved_event: p.ApprovalResolvedEvent
+    persistence_error_event: p.PersistenceErrorEvent
+    respond_approval_params: p.RespondApprovalParams
+    set_approval_mode_params: p.SetApprovalModeParams
+    list_sessions_params: p.ListSessionsParams
     queue_update_event: p.QueueUpdateEvent
     session_state_event: p.SessionStateEvent
     new_session_params: p.NewSessionParams

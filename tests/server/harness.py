@@ -3,8 +3,9 @@
 `running_tiller` starts one server subprocess with its own environment (a faux script, an
 OpenAI loopback URL, ...) and yields a `TillerClient`: a pytest-lsp client whose results and
 `agent/event` params are plain dicts, that remembers every event and every message it
-received, and that reads the server's stdout strictly (a stray byte outside a frame is
-recorded, where pygls's own reader would silently skip it). On the way out it checks that
+received, that answers `workspace/applyEdit` as an editor would (recording each), and that
+reads the server's stdout strictly (a stray byte outside a frame is recorded, where pygls's
+own reader would silently skip it). On the way out it checks that
 the stream was clean, that no API key ever crossed the wire, and that the server exits 0
 after `shutdown` + `exit`.
 """
@@ -127,6 +128,19 @@ class TillerClient(LanguageClient):
 
         self.feature("agent/event")(on_event)
 
+        # workspace/applyEdit, as an editor answers it: every request's params are recorded
+        # as raw JSON, and `answer_apply_edit(params)` gives the answer (default: applied).
+        self.applied_edits: list[dict[str, Any]] = []
+        self.answer_apply_edit: Callable[[dict[str, Any]], dict[str, Any]] = lambda params: {"applied": True}
+
+        def on_apply_edit(_: Any) -> Any:
+            # A plain function runs as the message is read: the last one received is this one.
+            raw = next(m for m in reversed(self.received) if m.get("method") == types.WORKSPACE_APPLY_EDIT)
+            self.applied_edits.append(raw["params"])
+            return self.answer_apply_edit(raw["params"])
+
+        self.feature(types.WORKSPACE_APPLY_EDIT)(on_apply_edit)
+
     async def start_io(self, cmd: str, *args: str, **kwargs: Any) -> None:
         # pygls's start_io, reading through a StrictReader.
         server = await asyncio.create_subprocess_exec(
@@ -215,19 +229,65 @@ class TillerClient(LanguageClient):
         result = await self.request("agent/newSession", params)
         return result["sessionId"]
 
+    def prompt(self, session_id: str, text: str, **params: Any) -> Pending:
+        return self.send("agent/prompt", {"sessionId": session_id, "text": text, **params})
+
+    async def wait_approval(self, session_id: str, nth: int = 1) -> Event:
+        """The session's `nth` approval_request event (already there or still to come)."""
+        seen = 0
+
+        def match(params: Event) -> bool:
+            nonlocal seen
+            if params["sessionId"] == session_id and params["event"]["type"] == "approval_request":
+                seen += 1
+            return seen == nth
+
+        return (await self.wait_event(match))["event"]
+
+    async def respond(self, session_id: str, approval_id: str, option_id: str, message: str | None = None) -> Any:
+        params = {"sessionId": session_id, "approvalId": approval_id, "optionId": option_id}
+        if message is not None:
+            params["message"] = message
+        return await self.request("agent/respondApproval", params)
+
+    def events_of(self, session_id: str, *kinds: str) -> list[Event]:
+        """The session's events (the `event` objects) of the given types, in order."""
+        return [p["event"] for p in self.events if p["sessionId"] == session_id and p["event"]["type"] in kinds]
+
+    # --- text document sync --------------------------------------------------------------
+
+    def open_document(
+        self, path: Path, text: str, version: int = 1, language_id: str = "plaintext", uri: str | None = None
+    ) -> None:
+        """didOpen `path` (under `uri`, if the editor spells it its own way)."""
+        self.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=uri or path.as_uri(), language_id=language_id, version=version, text=text,
+        )))
+
+    def change_document(self, path: Path, text: str, version: int) -> None:
+        """A whole-buffer didChange to `version`, as when the user types."""
+        self.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        ))
+
 
 @asynccontextmanager
 async def running_tiller(
-    env: dict[str, str], root: Path, capabilities: str, initialization_options: dict[str, Any] | None = None
+    env: dict[str, str],
+    root: Path,
+    capabilities: str | types.ClientCapabilities,
+    initialization_options: dict[str, Any] | None = None,
 ) -> AsyncIterator[TillerClient]:
     """A server started in `root` with `env`, initialized by a client that claims the
-    capabilities of a pytest-lsp preset ("visual-studio-code", "neovim@v0.7", ...)."""
+    capabilities of a pytest-lsp preset ("visual-studio-code", "neovim@v0.7", ...), or
+    exactly `capabilities` (see `editor_capabilities`)."""
     client = TillerClient()
     await client.start_io(sys.executable, "-m", "tiller", "serve", env=env, cwd=str(root))
     try:
         client.initialize_result = await asyncio.wait_for(
             client.initialize_session(types.InitializeParams(
-                capabilities=client_capabilities(capabilities),
+                capabilities=client_capabilities(capabilities) if isinstance(capabilities, str) else capabilities,
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
                 initialization_options=initialization_options,
@@ -244,6 +304,25 @@ async def running_tiller(
         await client.stop()
     assert client.wire is not None and client.wire.stray == [], f"bytes outside LSP frames: {client.wire.stray}"
     assert SECRET not in json.dumps(client.received), "an API key crossed the wire"
+
+
+def editor_capabilities(
+    preset: str = "visual-studio-code",
+    *,
+    resource_operations: list[types.ResourceOperationKind] | None = None,
+    **tiller: bool,
+) -> types.ClientCapabilities:
+    """A preset's capabilities plus `experimental.tiller` (approvals=True,
+    saves_edited_documents=True, ...) and, if given, exactly these workspace edit
+    `resourceOperations`."""
+    capabilities = client_capabilities(preset)
+    if tiller:
+        names = {"saves_edited_documents": "savesEditedDocuments"}
+        capabilities.experimental = {"tiller": {names.get(k, k): v for k, v in tiller.items()}}
+    if resource_operations is not None:
+        assert capabilities.workspace is not None and capabilities.workspace.workspace_edit is not None
+        capabilities.workspace.workspace_edit.resource_operations = resource_operations
+    return capabilities
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -287,6 +366,22 @@ def reply(*blocks: dict[str, Any]) -> dict[str, Any]:
     return {"content": list(blocks)}
 
 
+def one_call_per_turn(*calls: dict[str, Any], end: str = "Done.") -> list[dict[str, Any]]:
+    """A script whose replies make one tool call each (so each sees what the one before
+    did), then end the run with the text `end`."""
+    return [*(reply(call) for call in calls), reply(text(end))]
+
+
+def tool_results(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """An agent/prompt answer's toolResult messages, by toolCallId."""
+    return {m["toolCallId"]: m for m in answer["newMessages"] if m["role"] == "toolResult"}
+
+
+def result_text(message: dict[str, Any]) -> str:
+    """The text of a toolResult message (or of a tool_execution_* result)."""
+    return "".join(block.get("text", "") for block in message["content"] if block["type"] == "text")
+
+
 # A reply that streams for minutes unless aborted (1 character every 20 ms).
 SLOW = reply(text("slow " * 2000))
 SLOW_CHUNKING = {"chunk_chars": 1, "delay_ms": 20}
@@ -315,6 +410,17 @@ def openai_text(*pieces: str | float) -> list[bytes | float]:
     chunks += [openai_chunk({}, "stop"), openai_chunk({}, usage={"prompt_tokens": 10, "completion_tokens": 3,
                                                                   "total_tokens": 13}), b"data: [DONE]\n\n"]
     return chunks
+
+
+def openai_tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> list[bytes | float]:
+    """A complete OpenAI stream whose reply is one tool call."""
+    call = {"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return [
+        openai_chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+        openai_chunk({}, "tool_calls"),
+        openai_chunk({}, usage={"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}),
+        b"data: [DONE]\n\n",
+    ]
 
 
 # A pause of HOLD seconds in a GatedSSEServer reply lasts until the test calls `release()`.

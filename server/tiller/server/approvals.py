@@ -101,6 +101,8 @@ class Approvals:
             event["path"] = str(request.path)
         if request.diff is not None:
             event["diff"] = request.diff
+        if request.new_text is not None:
+            event["newText"] = request.new_text
         if request.command is not None:
             event["command"] = request.command
         answer: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()

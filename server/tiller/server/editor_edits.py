@@ -15,10 +15,12 @@ thrown away. Files that are not open are written atomically; a new file is creat
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls import uris
 
 from ..tools.writer import AtomicFileWriter
 
@@ -38,17 +40,29 @@ class EditorDocuments:
         self.versions_read: dict[str, int | None] = {}
 
     def __call__(self, path: Path) -> str | None:
-        document = self._document(path.as_uri())
+        document = self._document(path)
         if document is None:
             return None
         self.versions_read[document.uri] = document.version
         return document.source
 
-    def _document(self, uri: str):
+    def _document(self, path: Path):
+        """The open document of the resolved `path`, whatever URI the editor opened it by."""
         try:
-            return self.server.workspace.text_documents.get(uri)
+            documents = self.server.workspace.text_documents
         except RuntimeError:  # no workspace before initialize
             return None
+        document = documents.get(path.as_uri())
+        if document is None:
+            # Editors spell URIs their own way (Neovim leaves "(", "+", "@" unescaped) and may
+            # have opened the project through a symlink: compare resolved paths.
+            document = next((d for d in documents.values() if _real_path(d.uri) == str(path)), None)
+        return document
+
+
+def _real_path(uri: str) -> str | None:
+    path = uris.to_fs_path(uri)
+    return os.path.realpath(path) if path else None
 
 
 class EditorWriter:
@@ -58,13 +72,15 @@ class EditorWriter:
         self.disk = AtomicFileWriter()
 
     async def write(self, path: Path, text: str) -> None:
-        uri = path.as_uri()
-        document = self.documents._document(uri)
-        if document is not None and self._client_applies_edits():
+        document = self.documents._document(path)
+        in_buffer = document is not None and self._client_applies_edits()
+        if in_buffer:
             await self._edit_buffer(path, document, text)
         elif document is None and not path.exists() and self._client_creates_files():
             await self._create_in_editor(path, text)
-        if not (document is not None and self.server.client_features.saves_edited_documents):
+        # The client saves only buffers it was sent an edit for: an open document it cannot
+        # take versioned edits for (no documentChanges) still has to be written here.
+        if not (in_buffer and self.server.client_features.saves_edited_documents):
             await self.disk.write(path, text)
 
     async def _edit_buffer(self, path: Path, document, text: str) -> None:
@@ -75,7 +91,8 @@ class EditorWriter:
                 "Read the file again and redo the edit."
             )
         lines = document.source.split("\n")
-        end = types.Position(line=len(lines) - 1, character=len(lines[-1].encode("utf-16-le")) // 2)
+        # The end of the buffer, in the position encoding negotiated with this client.
+        end = types.Position(line=len(lines) - 1, character=document.position_codec.client_num_units(lines[-1]))
         edit = types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version),
             edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end), new_text=text)],

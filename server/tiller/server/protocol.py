@@ -7,11 +7,22 @@ with `model_validate`, so a bad field becomes a -32602 answer that names it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
-from ..agent.types import AgentMessage
+from ..agent.types import (
+    AgentEndEvent,
+    AgentMessage,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
 from ..ai.types import ImageContent, StopReason, ThinkingLevel, ToolCall, Usage, WireModel
 
 PROTOCOL_VERSION = 1
@@ -228,6 +239,8 @@ class ApprovalRequestEvent(WireModel):
     title: str
     path: str | None = None
     diff: str | None = None
+    # The complete proposed text of the file (edit, write), for a side-by-side diff view.
+    new_text: str | None = None
     command: str | None = None
     options: list[ApprovalOption]
 
@@ -263,10 +276,26 @@ class MessageUpdateDelta(WireModel):
     assistant_message_event: AssistantDelta
 
 
+class PersistenceErrorEvent(WireModel):
+    type: Literal["persistence_error"] = "persistence_error"
+    message: str
+
+
+# Every event as it is sent in `agent/event` (message_update in its delta form).
+WireEvent = Annotated[
+    Union[
+        AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
+        MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
+        QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
+    ],
+    Field(discriminator="type"),
+]
+
+
 class EventNotification(WireModel):
     """`agent/event`: one event of one session; `seq` rises by one per session."""
 
     session_id: str
     seq: int
-    event: dict[str, Any]
+    event: WireEvent
 

@@ -118,6 +118,16 @@ class SessionManager:
         agent.set_system_prompt(system_prompt or DEFAULT_SYSTEM_PROMPT)
         server = self.server
         store = self.store
+
+        def create_file():
+            # Created when the first message ends: the header records the model, and a
+            # thinking level chosen before then (newSession, setThinkingLevel) needs a
+            # settings line, or agent/loadSession would bring the session back at "off".
+            created = store.create(session.id, cwd, agent.state.model.ref)
+            if agent.state.thinking_level != "off":
+                created.append_settings(agent.state.model.ref, agent.state.thinking_level)
+            return created
+
         session = Session(
             cwd=cwd,
             agent=agent,
@@ -126,7 +136,7 @@ class SessionManager:
             session_id=session_id,
             approval_mode=approval_mode or server.options.approval_mode,
             client_shows_approvals=server.client_features.approvals,
-            file=file or (lambda: store.create(session.id, cwd, agent.state.model.ref)),
+            file=file or create_file,
         )
         documents = EditorDocuments(server)
         tools = create_coding_tools(

@@ -94,7 +94,19 @@ class SessionStore:
         return file
 
     def open(self, session_id: str) -> SessionFile:
-        return SessionFile(self._path(session_id))
+        """The saved session's file, to append to. A torn last line (the process died
+        mid-write) is ended first, so the next record starts a line of its own instead of
+        being glued to the torn bytes and lost with them on the next load."""
+        path = self._path(session_id)
+        with path.open("rb+") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    handle.write(b"\n")
+                    handle.flush()
+                    os.fsync(handle.fileno())
+        return SessionFile(path)
 
     def exists(self, session_id: str) -> bool:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 
 from ..agent.types import AgentTool
@@ -54,10 +55,12 @@ def create_coding_tools(
     """All seven tools for one session, keyed by name.
 
     bash saves long output to a private temp directory and tells the model the file's path,
-    so read may also open files there (and only there, beyond the workspace).
+    so read may also open files there (and only there, beyond the workspace). The directory
+    is only named here: bash creates it the first time output overflows, so a session that
+    never needs it leaves nothing behind in the temp directory.
     """
     workspace = Workspace.of(workspace)
-    log_dir = tempfile.mkdtemp(prefix="tiller-bash-")
+    log_dir = os.path.join(tempfile.gettempdir(), f"tiller-bash-{secrets.token_hex(8)}")
     locks = PathLocks()  # write and edit of one session take turns on a file
     changes = {"open_document": open_document, "writer": writer, "approve": approve, "locks": locks}
     tools: list[AgentTool] = [

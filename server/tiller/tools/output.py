@@ -47,7 +47,7 @@ class CommandOutput:
     def save(self) -> Path:
         """Write everything so far to the log file (created on first use); return its path."""
         if self._log is None:
-            self._log_dir.mkdir(parents=True, exist_ok=True)
+            self._log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: the output may hold secrets
             self.log_path = self._log_dir / f"tiller-bash-{secrets.token_hex(8)}.log"
             self._log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         if self._unsaved:

@@ -22,6 +22,8 @@ export interface TillerWireTypes {
     | ToolExecutionEndEvent;
   agent_message: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage;
   agent_tool_result: AgentToolResult;
+  approval_request_event: ApprovalRequestEvent;
+  approval_resolved_event: ApprovalResolvedEvent;
   assistant_message_event:
     | StartEvent
     | TextStartEvent
@@ -37,25 +39,45 @@ export interface TillerWireTypes {
     | ErrorEvent;
   event_notification: EventNotification;
   list_models_result: ListModelsResult;
+  list_sessions_params: ListSessionsParams;
   list_sessions_result: ListSessionsResult;
   message_update_on_the_wire: MessageUpdateDelta;
   model: Model;
   new_session_params: NewSessionParams;
   new_session_result: NewSessionResult;
+  persistence_error_event: PersistenceErrorEvent;
   prompt_params: PromptParams;
   prompt_result: PromptResult;
   queue_params: QueueParams;
   queue_state: QueueState;
   queue_update_event: QueueUpdateEvent;
+  respond_approval_params: RespondApprovalParams;
   session_ref: SessionRef;
   session_state: SessionState;
   session_state_event: SessionStateEvent;
+  set_approval_mode_params: SetApprovalModeParams;
   set_model_params: SetModelParams;
   set_queue_modes_params: SetQueueModesParams;
   set_thinking_level_params: SetThinkingLevelParams;
   stop_reason: "stop" | "length" | "toolUse" | "error" | "aborted";
   thinking_level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
   usage: Usage;
+  wire_event:
+    | AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateDelta
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | QueueUpdateEvent
+    | SessionStateEvent
+    | ApprovalRequestEvent
+    | ApprovalResolvedEvent
+    | PersistenceErrorEvent;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -399,61 +421,67 @@ export interface ToolExecutionEndEvent {
   type: "tool_execution_end";
 }
 /**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ApprovalRequestEvent".
+ */
+export interface ApprovalRequestEvent {
+  approvalId: string;
+  command?: string | null;
+  diff?: string | null;
+  kind: "edit" | "write" | "execute";
+  newText?: string | null;
+  options: ApprovalOption[];
+  path?: string | null;
+  title: string;
+  toolCallId: string;
+  toolName: string;
+  type: "approval_request";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ApprovalOption".
+ */
+export interface ApprovalOption {
+  kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  name: string;
+  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ApprovalResolvedEvent".
+ */
+export interface ApprovalResolvedEvent {
+  approvalId: string;
+  optionId?: ("allow_once" | "allow_always" | "reject_once" | "reject_always") | null;
+  outcome: "selected" | "cancelled";
+  toolCallId: string;
+  type: "approval_resolved";
+}
+/**
  * `agent/event`: one event of one session; `seq` rises by one per session.
  *
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "EventNotification".
  */
 export interface EventNotification {
-  event: {
-    [k: string]: unknown;
-  };
+  event:
+    | AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateDelta
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | QueueUpdateEvent
+    | SessionStateEvent
+    | ApprovalRequestEvent
+    | ApprovalResolvedEvent
+    | PersistenceErrorEvent;
   seq: number;
   sessionId: string;
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ListModelsResult".
- */
-export interface ListModelsResult {
-  default: string;
-  models: ModelInfo[];
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ModelInfo".
- */
-export interface ModelInfo {
-  api: string;
-  contextWindow: number;
-  hasKey: boolean;
-  id: string;
-  input: string[];
-  maxTokens: number;
-  name: string;
-  provider: string;
-  reasoning: boolean;
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ListSessionsResult".
- */
-export interface ListSessionsResult {
-  sessions: SessionSummary[];
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "SessionSummary".
- */
-export interface SessionSummary {
-  cwd: string;
-  isStreaming: boolean;
-  loaded: boolean;
-  messageCount: number;
-  model: string;
-  sessionId: string;
-  title: string;
-  updatedAt: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -488,6 +516,86 @@ export interface AssistantDelta {
     | "toolcall_start"
     | "toolcall_delta"
     | "toolcall_end";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "QueueUpdateEvent".
+ */
+export interface QueueUpdateEvent {
+  followUp: string[];
+  steering: string[];
+  type: "queue_update";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SessionStateEvent".
+ */
+export interface SessionStateEvent {
+  approvalMode: "ask" | "acceptEdits" | "yolo";
+  followUpMode: "all" | "one_at_a_time";
+  model: string;
+  steeringMode: "all" | "one_at_a_time";
+  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  type: "session_state";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "PersistenceErrorEvent".
+ */
+export interface PersistenceErrorEvent {
+  message: string;
+  type: "persistence_error";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListModelsResult".
+ */
+export interface ListModelsResult {
+  default: string;
+  models: ModelInfo[];
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ModelInfo".
+ */
+export interface ModelInfo {
+  api: string;
+  contextWindow: number;
+  hasKey: boolean;
+  id: string;
+  input: string[];
+  maxTokens: number;
+  name: string;
+  provider: string;
+  reasoning: boolean;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListSessionsParams".
+ */
+export interface ListSessionsParams {
+  cwd?: string | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListSessionsResult".
+ */
+export interface ListSessionsResult {
+  sessions: SessionSummary[];
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SessionSummary".
+ */
+export interface SessionSummary {
+  cwd: string;
+  isStreaming: boolean;
+  loaded: boolean;
+  messageCount: number;
+  model: string;
+  sessionId: string;
+  title: string;
+  updatedAt: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -610,12 +718,13 @@ export interface QueueState {
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "QueueUpdateEvent".
+ * via the `definition` "RespondApprovalParams".
  */
-export interface QueueUpdateEvent {
-  followUp: string[];
-  steering: string[];
-  type: "queue_update";
+export interface RespondApprovalParams {
+  approvalId: string;
+  message?: string | null;
+  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  sessionId: string;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -647,40 +756,11 @@ export interface SessionState {
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ApprovalRequestEvent".
+ * via the `definition` "SetApprovalModeParams".
  */
-export interface ApprovalRequestEvent {
-  approvalId: string;
-  command?: string | null;
-  diff?: string | null;
-  kind: "edit" | "write" | "execute";
-  options: ApprovalOption[];
-  path?: string | null;
-  title: string;
-  toolCallId: string;
-  toolName: string;
-  type: "approval_request";
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ApprovalOption".
- */
-export interface ApprovalOption {
-  kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
-  name: string;
-  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "SessionStateEvent".
- */
-export interface SessionStateEvent {
-  approvalMode: "ask" | "acceptEdits" | "yolo";
-  followUpMode: "all" | "one_at_a_time";
-  model: string;
-  steeringMode: "all" | "one_at_a_time";
-  thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
-  type: "session_state";
+export interface SetApprovalModeParams {
+  mode: "ask" | "acceptEdits" | "yolo";
+  sessionId: string;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
