@@ -9,10 +9,11 @@ from tiller.server.store import SessionStore, default_data_dir
 
 def test_round_trip_and_torn_last_line(tmp_path):
     store = SessionStore(tmp_path)
-    file = store.create("abc123", cwd=str(tmp_path), model="faux/faux-1")
+    file = store.create("abc123", cwd=str(tmp_path), model="faux/faux-1", tools=["read", "ls"],
+                        system_prompt="Only read.")
     file.append_message(UserMessage(content=[TextContent(text="Fix the flaky test\nplease")]))
     file.append_message(AssistantMessage(content=[TextContent(text="On it.")], api="faux", provider="faux", model="faux-1"))
-    file.append_settings("openai/gpt-4.1-mini", "low")
+    file.append_settings("openai/gpt-4.1-mini", "low", "acceptEdits")
     with file.path.open("a") as handle:
         handle.write('{"type":"message","message":{"role":"assistant","content":[{"type":"te')  # kill -9 mid-write
 
@@ -20,6 +21,8 @@ def test_round_trip_and_torn_last_line(tmp_path):
     assert [m.role for m in saved.messages] == ["user", "assistant"]
     assert saved.messages[1].text() == "On it."
     assert saved.model == "openai/gpt-4.1-mini" and saved.thinking_level == "low"
+    assert saved.approval_mode == "acceptEdits"
+    assert saved.tools == ["read", "ls"] and saved.system_prompt == "Only read."
     assert session_title(saved.messages) == "Fix the flaky test"
     assert file.path.stat().st_mode & 0o777 == 0o600
 

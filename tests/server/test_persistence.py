@@ -94,6 +94,7 @@ async def test_a_session_survives_kill_9_and_goes_on_in_a_new_server(start_tille
         assert {k: loaded[k] for k in ("sessionId", "model", "cwd", "messageCount")} == {
             "sessionId": session, "model": FAUX, "cwd": str(workspace.resolve()), "messageCount": 7}
         assert set(loaded["tools"]) == {"read", "bash", "edit", "write", "grep", "find", "ls"}
+        assert loaded["approvalMode"] == "yolo"  # as the session had it, not the server default
         state = await second.request("agent/getState", {"sessionId": session})
         assert state["messages"] == saved  # every completed message, exactly as first sent
         assert state["thinkingLevel"] == "high"  # chosen at newSession, before any message
@@ -134,3 +135,15 @@ async def test_a_session_survives_kill_9_and_goes_on_in_a_new_server(start_tille
     assert tree(workspace) == {"number.txt"}
     assert tree(elsewhere) == {"home", "xdg-data", "xdg-state", "xdg-cache", "tmp"}
     assert tree(data_dir) == {"sessions"}
+
+
+async def test_a_reloaded_session_keeps_its_tools_and_system_prompt(start_tiller):
+    first = await start_tiller([reply(text("Looked."))])
+    session = await first.new_session(tools=["read", "ls"], systemPrompt="Only ever read files.")
+    await first.prompt(session, "Look around").result()
+    await first.request("agent/closeSession", {"sessionId": session})
+
+    second = await start_tiller([reply(text("Still only reading."))])
+    loaded = await second.request("agent/loadSession", {"sessionId": session})
+    # A reload must never give the model more than the session had.
+    assert loaded["tools"] == ["read", "ls"] and loaded["approvalMode"] == "ask"

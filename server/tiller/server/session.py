@@ -130,7 +130,7 @@ class Session:
         event = self.session_state_event()
         self.emit(event.dump())
         if self._file is not None and not callable(self._file):
-            self._file.append_settings(event.model, event.thinking_level)
+            self._file.append_settings(event.model, event.thinking_level, event.approval_mode)
         return event
 
     # --- persistence ---------------------------------------------------------------------

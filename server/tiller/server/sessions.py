@@ -95,8 +95,12 @@ class SessionManager:
             model = self.catalog.resolve(saved.model)
         except ModelError:
             model = self.resolve_model(None)  # the saved model is gone: carry on with the default
-        session = self._build(cwd=saved.cwd, model=model, system_prompt=None, tool_names=list(DEFAULT_TOOLS),
-                              approval_mode=None, session_id=session_id, file=self.store.open(session_id))
+        # The saved tool set, system prompt and approval mode come back as they were: a
+        # reload must never give the model more than the session had.
+        tools = [name for name in saved.tools if name in DEFAULT_TOOLS] if saved.tools is not None else DEFAULT_TOOLS
+        session = self._build(cwd=saved.cwd, model=model, system_prompt=saved.system_prompt,
+                              tool_names=list(tools), approval_mode=saved.approval_mode,
+                              session_id=session_id, file=self.store.open(session_id))
         session.agent.replace_messages(saved.messages)
         if saved.thinking_level:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
@@ -120,12 +124,13 @@ class SessionManager:
         store = self.store
 
         def create_file():
-            # Created when the first message ends: the header records the model, and a
-            # thinking level chosen before then (newSession, setThinkingLevel) needs a
-            # settings line, or agent/loadSession would bring the session back at "off".
-            created = store.create(session.id, cwd, agent.state.model.ref)
-            if agent.state.thinking_level != "off":
-                created.append_settings(agent.state.model.ref, agent.state.thinking_level)
+            # Created when the first message ends: the header records the model, tools and
+            # system prompt; a settings line the thinking level and approval mode chosen
+            # before then, which agent/loadSession restores.
+            state = agent.state
+            created = store.create(session.id, cwd, state.model.ref, tools=[t.name for t in state.tools],
+                                   system_prompt=state.system_prompt)
+            created.append_settings(state.model.ref, state.thinking_level, session.approvals.mode)
             return created
 
         session = Session(

@@ -2,9 +2,10 @@
 
 One file per session, `<data dir>/sessions/<sessionId>.jsonl`:
 
-    {"type":"session","version":1,"id":"…","cwd":"…","created":1760000000000,"model":"openai/gpt-4.1-mini"}
+    {"type":"session","version":1,"id":"…","cwd":"…","created":1760000000000,"model":"openai/gpt-4.1-mini",
+     "tools":["read","bash"],"systemPrompt":"…"}
     {"type":"message","message":{…a wire message…}}
-    {"type":"settings","model":"…","thinkingLevel":"low"}
+    {"type":"settings","model":"…","thinkingLevel":"low","approvalMode":"ask"}
 
 Each line is written, flushed and fsynced when a message ends, so `kill -9` loses at most
 the message in flight. A torn last line (the process died mid-write) is skipped on load.
@@ -50,6 +51,11 @@ class SavedSession:
     created: int
     model: str
     thinking_level: str = "off"
+    # What the session was allowed to do: a reload must not widen it. None in files
+    # written before these were recorded (then the defaults apply).
+    tools: list[str] | None = None
+    system_prompt: str | None = None
+    approval_mode: str | None = None
     messages: list[Any] = field(default_factory=list)
     updated_at: int = 0
 
@@ -72,8 +78,9 @@ class SessionFile:
     def append_message(self, message: Any) -> None:
         self.append({"type": "message", "message": message.dump()})
 
-    def append_settings(self, model: str, thinking_level: str) -> None:
-        self.append({"type": "settings", "model": model, "thinkingLevel": thinking_level})
+    def append_settings(self, model: str, thinking_level: str, approval_mode: str) -> None:
+        self.append({"type": "settings", "model": model, "thinkingLevel": thinking_level,
+                     "approvalMode": approval_mode})
 
 
 class SessionStore:
@@ -85,12 +92,18 @@ class SessionStore:
             raise ValueError(f"Invalid session id: {session_id!r}")
         return self.dir / f"{session_id}.jsonl"
 
-    def create(self, session_id: str, cwd: str, model: str) -> SessionFile:
+    def create(self, session_id: str, cwd: str, model: str, *, tools: list[str] | None = None,
+               system_prompt: str | None = None) -> SessionFile:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._path(session_id)
         file = SessionFile(path)
-        file.append({"type": "session", "version": FORMAT_VERSION, "id": session_id, "cwd": cwd,
-                     "created": now_ms(), "model": model})
+        header = {"type": "session", "version": FORMAT_VERSION, "id": session_id, "cwd": cwd,
+                  "created": now_ms(), "model": model}
+        if tools is not None:
+            header["tools"] = tools
+        if system_prompt is not None:
+            header["systemPrompt"] = system_prompt
+        file.append(header)
         return file
 
     def open(self, session_id: str) -> SessionFile:
@@ -132,7 +145,8 @@ class SessionStore:
             kind = record.get("type")
             if kind == "session":
                 saved = SavedSession(id=record["id"], cwd=record["cwd"], created=record["created"],
-                                     model=record["model"], updated_at=record["created"])
+                                     model=record["model"], updated_at=record["created"],
+                                     tools=record.get("tools"), system_prompt=record.get("systemPrompt"))
             elif saved is None:
                 raise ValueError(f"{path} does not start with a session header")
             elif kind == "message":
@@ -146,6 +160,7 @@ class SessionStore:
             elif kind == "settings":
                 saved.model = record.get("model", saved.model)
                 saved.thinking_level = record.get("thinkingLevel", saved.thinking_level)
+                saved.approval_mode = record.get("approvalMode", saved.approval_mode)
         if saved is None:
             raise ValueError(f"{path} holds no session")
         saved.updated_at = max(saved.updated_at, int(path.stat().st_mtime * 1000))
