@@ -38,12 +38,13 @@ async def start_tiller(tmp_path: Path, workspace: Path) -> AsyncIterator[StartTi
             env: dict[str, str] | None = None,
             capabilities: str = "visual-studio-code",
             initialization_options: dict[str, Any] | None = None,
+            workspace_folders: list[Path] | None = None,
         ) -> TillerClient:
             script = faux_script(tmp_path / f"faux-{next(numbers)}.json", responses or [],
                                  chunk_chars=chunk_chars, delay_ms=delay_ms)
             environment = server_env(tmp_path, TILLER_FAUX_SCRIPT=script, **(env or {}))
             return await stack.enter_async_context(
-                running_tiller(environment, workspace, capabilities, initialization_options)
+                running_tiller(environment, workspace, capabilities, initialization_options, workspace_folders)
             )
 
         yield start

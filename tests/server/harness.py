@@ -278,6 +278,7 @@ async def running_tiller(
     root: Path,
     capabilities: str | types.ClientCapabilities,
     initialization_options: dict[str, Any] | None = None,
+    workspace_folders: list[Path] | None = None,
 ) -> AsyncIterator[TillerClient]:
     """A server started in `root` with `env`, initialized by a client that claims the
     capabilities of a pytest-lsp preset ("visual-studio-code", "neovim@v0.7", ...), or
@@ -289,7 +290,8 @@ async def running_tiller(
             client.initialize_session(types.InitializeParams(
                 capabilities=client_capabilities(capabilities) if isinstance(capabilities, str) else capabilities,
                 root_uri=root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                workspace_folders=[types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)
+                                   for folder in (workspace_folders or [root])],
                 initialization_options=initialization_options,
             )),
             WAIT,

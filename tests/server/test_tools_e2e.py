@@ -205,3 +205,24 @@ async def test_paths_outside_the_workspace_are_refused_and_untouched(start_tille
     assert result_text(results["find"]) == "inside.txt"
     assert snapshot(outside) == before_outside
     assert snapshot(workspace) == before_workspace
+
+
+async def test_workspace_folders_the_client_declared_are_extra_roots(start_tiller, workspace, tmp_path):
+    """A multi-root workspace: a session rooted in one folder may read the others the client
+    declared, and still nothing else."""
+    other = tmp_path / "other-folder"
+    other.mkdir()
+    (other / "shared.txt").write_text("from the second root\n")
+    (tmp_path / "private.txt").write_text("not declared\n")
+    client = await start_tiller(
+        [reply(tool_call("read", {"path": str(other / "shared.txt")}, id="r1"),
+               tool_call("read", {"path": str(tmp_path / "private.txt")}, id="r2")),
+         reply(text("Read both."))],
+        workspace_folders=[workspace, other],
+    )
+    session = await client.new_session(approvalMode="yolo")
+    answer = await client.prompt(session, "Read the shared file").result()
+    results = {m["toolCallId"]: m for m in answer["newMessages"] if m["role"] == "toolResult"}
+    assert results["r1"]["isError"] is False
+    assert results["r1"]["content"][0]["text"] == "from the second root\n"
+    assert results["r2"]["isError"] is True and "outside the workspace" in results["r2"]["content"][0]["text"]

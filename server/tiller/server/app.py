@@ -34,6 +34,7 @@ from pygls.protocol.language_server import lsp_method
 from .. import __version__
 from ..ai.models import ModelCatalog
 from .config import ClientFeatures, InitializationOptions
+from .context import uri_to_path
 from .framing import CoalescingWriter, frame
 from .protocol import PROTOCOL_VERSION
 from .sessions import SessionManager
@@ -95,6 +96,16 @@ class TillerServer(LanguageServer):
         except RuntimeError:
             root = None
         return os.path.realpath(root or os.getcwd())
+
+    def workspace_folders(self) -> list[str]:
+        """The folders the client declared (`workspaceFolders`): tools may work in all of
+        them, besides the session's own cwd."""
+        try:
+            folders = self.workspace.folders.values()
+        except RuntimeError:  # before initialize
+            return []
+        paths = [uri_to_path(folder.uri) for folder in folders]
+        return [str(path) for path in paths if path is not None and path.is_dir()]
 
     def read_document(self, uri: str) -> str | None:
         """The editor's text of an open document (unsaved changes included), else None."""

@@ -145,7 +145,8 @@ class SessionManager:
         )
         documents = EditorDocuments(server)
         tools = create_coding_tools(
-            Workspace(cwd), open_document=documents, writer=EditorWriter(server, documents), approve=session.approvals
+            Workspace(cwd, server.workspace_folders()), open_document=documents,
+            writer=EditorWriter(server, documents), approve=session.approvals
         )
         agent.set_tools([tools[name] for name in tool_names])
         self.sessions[session.id] = session
