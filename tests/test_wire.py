@@ -12,29 +12,7 @@ from tiller.server.protocol import MessageUpdateDelta
 from tiller.server.wire import wire_event
 
 from .agent.helpers import context, loop_config, user
-
-
-def rebuild(partial: dict, delta: dict, raw_args: dict[int, str]) -> None:
-    """The client-side algorithm of protocol.md section 3.1."""
-    content, i, kind = partial["content"], delta["contentIndex"], delta["type"]
-    while len(content) <= i:
-        content.append(None)
-    if kind == "text_start":
-        content[i] = {"type": "text", "text": ""}
-    elif kind == "text_delta":
-        content[i]["text"] += delta["delta"]
-    elif kind == "thinking_start":
-        content[i] = {"type": "thinking", "thinking": ""}
-    elif kind == "thinking_delta":
-        content[i]["thinking"] += delta["delta"]
-    elif kind == "toolcall_start":
-        content[i] = {"type": "toolCall", "id": delta["id"], "name": delta["toolName"], "arguments": {}}
-        raw_args[i] = ""
-    elif kind == "toolcall_delta":
-        raw_args[i] += delta["delta"]
-    elif kind == "toolcall_end":
-        assert json.loads(raw_args[i]) == delta["toolCall"]["arguments"]
-        content[i] = delta["toolCall"]
+from .support.rebuild import rebuild
 
 
 async def test_deltas_rebuild_the_final_message_and_match_the_schema():
@@ -53,10 +31,8 @@ async def test_deltas_rebuild_the_final_message_and_match_the_schema():
 
     start = next(e for e in wire if e["type"] == "message_start" and e["message"]["role"] == "assistant")
     end = next(e for e in wire if e["type"] == "message_end" and e["message"]["role"] == "assistant")
-    partial, raw_args = json.loads(json.dumps(start["message"])), {}
     updates = [e for e in wire if e["type"] == "message_update"]
     assert updates and all("message" not in e for e in updates)
     for update in updates:
         MessageUpdateDelta.model_validate(update)
-        rebuild(partial, update["assistantMessageEvent"], raw_args)
-    assert partial["content"] == end["message"]["content"]
+    assert rebuild(start["message"], updates)["content"] == end["message"]["content"]

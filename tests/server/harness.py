@@ -13,7 +13,6 @@ after `shutdown` + `exit`.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import json
 import os
@@ -27,17 +26,13 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.io_ import run_async
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    default_converter,
-)
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import forward_stderr, register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
+from tests.support.rebuild import rebuild  # noqa: F401  (re-exported for the tests)
 from tests.support.sse_server import SSEServer
+from tiller.server.app import dict_params_converter
 
 # Present in every server's environment; must never appear in anything the server sends.
 SECRET = "sk-test-SECRET"
@@ -49,19 +44,13 @@ WAIT = 15.0
 Event = dict[str, Any]
 
 
+
 # --- the client --------------------------------------------------------------------------
 
 
 def dict_converter() -> Any:
-    """pygls's converter, except that custom-method params and results stay plain dicts."""
-    converter = default_converter()
-
-    def keep_dicts(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**{name: obj.get(name) for name in inspect.signature(cls).parameters})
-
-    for envelope in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(envelope, keep_dicts)
-    return converter
+    """The server's own converter: custom-method params and results stay plain dicts."""
+    return dict_params_converter()
 
 
 class StrictReader:
@@ -459,33 +448,3 @@ def assert_gap_free(notifications: list[Event]) -> None:
 
 def types_of(notifications: list[Event]) -> list[str]:
     return [n["event"]["type"] for n in notifications]
-
-
-def rebuild(start: dict[str, Any], updates: list[dict[str, Any]]) -> dict[str, Any]:
-    """A client's rebuild of a streaming assistant message (protocol.md 3.1)."""
-    message = json.loads(json.dumps(start))
-    content: list[Any] = message["content"]
-    tool_json: dict[int, str] = {}
-    for update in updates:
-        delta = update["assistantMessageEvent"]
-        kind, i = delta["type"], delta["contentIndex"]
-        while len(content) <= i:
-            content.append(None)
-        if kind == "text_start":
-            content[i] = {"type": "text", "text": ""}
-        elif kind == "text_delta":
-            content[i]["text"] += delta["delta"]
-        elif kind == "thinking_start":
-            content[i] = {"type": "thinking", "thinking": ""}
-        elif kind == "thinking_delta":
-            content[i]["thinking"] += delta["delta"]
-        elif kind == "toolcall_start":
-            content[i] = {"type": "toolCall", "id": delta["id"], "name": delta["toolName"], "arguments": {}}
-            tool_json[i] = ""
-        elif kind == "toolcall_delta":
-            tool_json[i] += delta["delta"]
-        elif kind == "toolcall_end":
-            # Arguments from the deltas alone (not toolcall_end's copy): proof that none was lost.
-            content[i]["arguments"] = json.loads(tool_json[i])
-        # text_end / thinking_end repeat the block's text: a rebuild must not need them.
-    return message
