@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+from pydantic.json_schema import GenerateJsonSchema
 
 from .agent.types import AgentEvent, AgentMessage, AgentToolResult
 from .ai.types import AssistantMessageEvent, Model, StopReason, ThinkingLevel, Usage
@@ -57,8 +58,26 @@ class TillerWireTypes(BaseModel):
     list_sessions_result: p.ListSessionsResult
 
 
+class WireJsonSchema(GenerateJsonSchema):
+    """The schema of what `WireModel.dump()` sends.
+
+    `WireModel` sets `json_schema_serialization_defaults_required`, so a field with a default
+    is required: it is always on the wire. Except when that default is `None`: `dump()` drops
+    `None`-valued fields, so such a field is absent whenever it is unset, and stays optional.
+    """
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        schema = field.get("schema", {})
+        if self.mode == "serialization" and schema.get("type") == "default" and "default" in schema:
+            if schema["default"] is None:
+                return False
+        return super().field_is_required(field, total)
+
+
 def wire_schema() -> dict[str, Any]:
-    return TillerWireTypes.model_json_schema(by_alias=True, mode="serialization")
+    return TillerWireTypes.model_json_schema(
+        by_alias=True, mode="serialization", schema_generator=WireJsonSchema
+    )
 
 
 def wire_schema_text() -> str:

@@ -93,7 +93,7 @@ test("a tool-calling run: streaming, an approval accepted and one rejected, edit
   const answer = await withTimeout(client.prompt({ sessionId: session.sessionId, text: "Make two loud" }), "the run");
   await Promise.all(answers.done);
   assert.equal(answer.stopReason, "stop");
-  assert.ok((answer.usage?.totalTokens ?? 0) > 0);
+  assert.ok(answer.usage.totalTokens > 0);
 
   // The edit went to the open buffer as a versioned TextDocumentEdit, then was saved.
   assert.equal(editor.documents.get(aUri)!.text, "one\nTWO\nthree\nunsaved\n");
@@ -126,7 +126,7 @@ test("a tool-calling run: streaming, an approval accepted and one rejected, edit
   assert.deepEqual(view.approvalOutcomes, { e1: "allow_once", w1: "allow_once", w2: "reject_once" });
   assert.deepEqual(view.pendingApprovals, []);
   assert.equal(view.lastRun?.stopReason, "stop");
-  assert.equal(view.lastRun?.usage.totalTokens, answer.usage?.totalTokens);
+  assert.equal(view.lastRun?.usage.totalTokens, answer.usage.totalTokens);
 
   // A client rebuilt from getState sees the same.
   const state = await client.getState(session.sessionId);
@@ -180,7 +180,7 @@ test("steering mid-run skips the rest of the batch; a queued follow-up runs afte
   assert.deepEqual(view.queue, { steering: [], followUp: [] });
   const texts = view.messages
     .filter((m): m is AssistantMessage => m.role === "assistant")
-    .flatMap((m) => m.content ?? [])
+    .flatMap((m) => m.content)
     .filter((b) => b.type === "text")
     .map((b) => (b as { text: string }).text);
   assert.deepEqual(texts, ["Two files.", "OK, only x then.", "Follow-up done."]);

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { applyUnifiedDiff, DiffApplyError, isNewFileDiff } from "../src/diff";
 import { TillerClient, type RpcConnection } from "../src/protocol/client";
 import { parsePartialJson } from "../src/protocol/partialJson";
-import { applyEvent, emptyView } from "../src/protocol/reducer";
+import { applyEvent, emptyView, zeroUsage } from "../src/protocol/reducer";
 import { SessionSync } from "../src/protocol/sync";
 import type { AgentEventParams } from "../src/protocol/types";
 import { describeCommand, resolveServerCommand, splitCommand, startFailureMessage, which } from "../src/serverCommand";
@@ -90,7 +90,9 @@ test("the reducer rebuilds interleaved blocks by contentIndex, as protocol.md 3.
   const view = emptyView("s");
   const update = (assistantMessageEvent: object) =>
     applyEvent(view, { type: "message_update", assistantMessageEvent } as never);
-  applyEvent(view, { type: "message_start", message: { role: "assistant", api: "x", provider: "x", model: "m", content: [] } });
+  // message_start's message is a whole AssistantMessage (the server's partial: no content yet).
+  const start = { role: "assistant", api: "x", provider: "x", model: "m", content: [], stopReason: "stop", timestamp: 1, usage: zeroUsage() } as const;
+  applyEvent(view, { type: "message_start", message: { ...start, content: [] } });
   update({ type: "thinking_start", contentIndex: 0 });
   update({ type: "toolcall_start", contentIndex: 2, id: "c2", toolName: "read" });
   update({ type: "text_start", contentIndex: 1 });
@@ -105,11 +107,31 @@ test("the reducer rebuilds interleaved blocks by contentIndex, as protocol.md 3.
     { type: "toolCall", id: "c2", name: "read", arguments: { path: "a.py" } },
   ]);
   update({ type: "toolcall_end", contentIndex: 2, toolCall: { type: "toolCall", id: "c2", name: "read", arguments: { path: "a.py" } } });
-  applyEvent(view, { type: "message_end", message: { role: "assistant", api: "x", provider: "x", model: "m", content: [], stopReason: "toolUse" } });
+  applyEvent(view, { type: "message_end", message: { ...start, content: [], stopReason: "toolUse" } });
   assert.equal(view.streamMessage, null);
   assert.equal(view.messages.length, 1);
   // Unknown event types are ignored (a newer server).
   applyEvent(view, { type: "something_new" } as never);
+});
+
+test("deltas without a message_start seen: a partial message until message_end brings the whole one", () => {
+  const view = emptyView("s", "m");
+  applyEvent(view, { type: "message_update", assistantMessageEvent: { type: "text_start", contentIndex: 0 } });
+  applyEvent(view, { type: "message_update", assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hi" } });
+  assert.deepEqual(view.streamMessage, { role: "assistant", api: "", provider: "", model: "m", content: [{ type: "text", text: "Hi" }] });
+  const final = {
+    role: "assistant",
+    api: "x",
+    provider: "x",
+    model: "m",
+    content: [{ type: "text", text: "Hi" }],
+    stopReason: "stop",
+    timestamp: 1,
+    usage: zeroUsage(),
+  } as const;
+  applyEvent(view, { type: "message_end", message: { ...final, content: [...final.content] } });
+  assert.equal(view.streamMessage, null);
+  assert.deepEqual(view.messages, [final]);
 });
 
 test("the server command: the setting, else tiller on PATH, else python -m tiller", () => {

@@ -12,6 +12,7 @@ import { pathToFileURL } from "node:url";
 
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 
+import { zeroUsage } from "../src/protocol/reducer";
 import type { AgentEventParams, SessionState } from "../src/protocol/types";
 import { makeNonce, renderWebviewHtml } from "../src/webview/html";
 import type { FromWebview, ToWebview } from "../src/webview/messages";
@@ -276,16 +277,17 @@ test("the input: Enter sends, Shift+Enter is a new line, steer or queue while ru
   assert.deepEqual((await panel.posted()).at(-1), { type: "resync" });
 
   // Errors are red: a failed tool, a failed model call.
+  const timestamp = Date.UTC(2025, 0, 1);
   await panel.send({
     type: "reset",
     state: {
       ...fixture.initialState,
       seq: 4,
       messages: [
-        { role: "user", content: [{ type: "text", text: "run it" }] },
-        { role: "assistant", api: "faux", provider: "faux", model: "faux-1", stopReason: "toolUse", content: [{ type: "toolCall", id: "b1", name: "bash", arguments: { command: "false" } }] },
-        { role: "toolResult", toolCallId: "b1", toolName: "bash", isError: true, content: [{ type: "text", text: "Command exited with code 1" }] },
-        { role: "assistant", api: "faux", provider: "faux", model: "faux-1", stopReason: "error", errorMessage: "429 Too Many Requests", content: [] },
+        { role: "user", timestamp, content: [{ type: "text", text: "run it" }] },
+        { role: "assistant", timestamp, usage: zeroUsage(), api: "faux", provider: "faux", model: "faux-1", stopReason: "toolUse", content: [{ type: "toolCall", id: "b1", name: "bash", arguments: { command: "false" } }] },
+        { role: "toolResult", timestamp, toolCallId: "b1", toolName: "bash", isError: true, content: [{ type: "text", text: "Command exited with code 1" }] },
+        { role: "assistant", timestamp, usage: zeroUsage(), api: "faux", provider: "faux", model: "faux-1", stopReason: "error", errorMessage: "429 Too Many Requests", content: [] },
       ],
     },
   });

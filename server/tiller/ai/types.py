@@ -22,7 +22,14 @@ def now_ms() -> int:
 class WireModel(BaseModel):
     """Base for every wire type: camelCase on the wire, snake_case in Python."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    # Fields with defaults are required in the exported JSON Schema: `dump()` drops only
+    # `None`-valued fields, so a defaulted field is always present on the wire.
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        json_schema_serialization_defaults_required=True,
+    )
 
     def dump(self) -> dict[str, Any]:
         """The wire dict: camelCase keys, `None` fields omitted."""

@@ -101,7 +101,7 @@ export interface AgentEndEvent {
 export interface UserMessage {
   content: string | (TextContent | ImageContent)[];
   role: "user";
-  timestamp?: number;
+  timestamp: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -127,14 +127,14 @@ export interface ImageContent {
  */
 export interface AssistantMessage {
   api: string;
-  content?: (TextContent | ThinkingContent | ToolCall)[];
+  content: (TextContent | ThinkingContent | ToolCall)[];
   errorMessage?: string | null;
   model: string;
   provider: string;
   role: "assistant";
-  stopReason?: "stop" | "length" | "toolUse" | "error" | "aborted";
-  timestamp?: number;
-  usage?: Usage;
+  stopReason: "stop" | "length" | "toolUse" | "error" | "aborted";
+  timestamp: number;
+  usage: Usage;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -151,7 +151,7 @@ export interface ThinkingContent {
  * via the `definition` "ToolCall".
  */
 export interface ToolCall {
-  arguments?: {
+  arguments: {
     [k: string]: unknown;
   };
   id: string;
@@ -164,36 +164,36 @@ export interface ToolCall {
  * via the `definition` "Usage".
  */
 export interface Usage {
-  cacheRead?: number;
-  cacheWrite?: number;
-  cost?: Cost;
-  input?: number;
-  output?: number;
-  totalTokens?: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cost: Cost;
+  input: number;
+  output: number;
+  totalTokens: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "Cost".
  */
 export interface Cost {
-  cacheRead?: number;
-  cacheWrite?: number;
-  input?: number;
-  output?: number;
-  total?: number;
+  cacheRead: number;
+  cacheWrite: number;
+  input: number;
+  output: number;
+  total: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "ToolResultMessage".
  */
 export interface ToolResultMessage {
-  content?: (TextContent | ImageContent)[];
+  content: (TextContent | ImageContent)[];
   details?: {
     [k: string]: unknown;
   };
-  isError?: boolean;
+  isError: boolean;
   role: "toolResult";
-  timestamp?: number;
+  timestamp: number;
   toolCallId: string;
   toolName: string;
 }
@@ -205,7 +205,7 @@ export interface ToolResultMessage {
  */
 export interface CustomMessage {
   role: string;
-  timestamp?: number;
+  timestamp: number;
   [k: string]: unknown;
 }
 /**
@@ -404,7 +404,7 @@ export interface ToolExecutionUpdateEvent {
  * via the `definition` "AgentToolResult".
  */
 export interface AgentToolResult {
-  content?: (TextContent | ImageContent)[];
+  content: (TextContent | ImageContent)[];
   details?: {
     [k: string]: unknown;
   };
@@ -603,18 +603,18 @@ export interface SessionSummary {
  */
 export interface Model {
   api: string;
-  baseUrl?: string;
-  contextWindow?: number;
-  cost?: ModelCost;
+  baseUrl: string;
+  contextWindow: number;
+  cost: ModelCost;
   headers?: {
     [k: string]: string;
   } | null;
   id: string;
-  input?: ("text" | "image")[];
-  maxTokens?: number;
+  input: ("text" | "image")[];
+  maxTokens: number;
   name: string;
   provider: string;
-  reasoning?: boolean;
+  reasoning: boolean;
 }
 /**
  * Prices in dollars per million tokens.
@@ -623,10 +623,10 @@ export interface Model {
  * via the `definition` "ModelCost".
  */
 export interface ModelCost {
-  cacheRead?: number;
-  cacheWrite?: number;
-  input?: number;
-  output?: number;
+  cacheRead: number;
+  cacheWrite: number;
+  input: number;
+  output: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -647,7 +647,7 @@ export interface NewSessionParams {
 export interface NewSessionResult {
   approvalMode: "ask" | "acceptEdits" | "yolo";
   cwd: string;
-  messageCount?: number;
+  messageCount: number;
   model: string;
   sessionId: string;
   tools: string[];
@@ -696,9 +696,9 @@ export interface Position {
  */
 export interface PromptResult {
   errorMessage?: string | null;
-  newMessages?: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
+  newMessages: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
   stopReason: ("stop" | "length" | "toolUse" | "error" | "aborted") | "queued";
-  usage?: Usage;
+  usage: Usage;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -745,7 +745,7 @@ export interface SessionState {
   isStreaming: boolean;
   messages: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
   model: string;
-  pendingApprovals?: ApprovalRequestEvent[];
+  pendingApprovals: ApprovalRequestEvent[];
   pendingToolCalls: string[];
   queue: QueueState;
   seq: number;

@@ -10,6 +10,7 @@ import type {
   ApprovalRequestEvent,
   AssistantBlock,
   AssistantMessage,
+  PartialAssistantMessage,
   QueueMode,
   SessionState,
   ThinkingLevel,
@@ -46,7 +47,7 @@ export interface SessionView {
   /** Completed messages, in order (user, assistant, toolResult, ...). */
   messages: AgentMessage[];
   /** The assistant message being streamed, rebuilt from deltas. */
-  streamMessage: AssistantMessage | null;
+  streamMessage: PartialAssistantMessage | null;
   /** Raw JSON of streaming tool-call arguments, by contentIndex. */
   toolJson: Record<number, string>;
   /** Tool executions by toolCallId (live state; completed ones also come from toolResult messages). */
@@ -98,7 +99,7 @@ export function viewFromState(state: SessionState): SessionView {
     approvalMode: state.approvalMode,
     isStreaming: state.isStreaming,
     messages: clone(state.messages),
-    pendingApprovals: clone(state.pendingApprovals ?? []),
+    pendingApprovals: clone(state.pendingApprovals),
     queue: clone(state.queue),
     seq: state.seq,
   });
@@ -121,26 +122,43 @@ function toolCallsById(view: SessionView): Map<string, Extract<AssistantBlock, {
   const assistants = [...view.messages, ...(view.streamMessage ? [view.streamMessage] : [])];
   for (const message of assistants) {
     if (message.role !== "assistant") continue;
-    for (const block of (message as AssistantMessage).content ?? []) if (block.type === "toolCall") calls.set(block.id, block);
+    for (const block of (message as PartialAssistantMessage).content) if (block.type === "toolCall") calls.set(block.id, block);
   }
   return calls;
 }
 
-export function addUsage(a: Usage, b: Usage | undefined): Usage {
-  if (!b) return a;
+/** No tokens, no cost: the server's `Usage()`. */
+export function zeroUsage(): Usage {
   return {
-    input: (a.input ?? 0) + (b.input ?? 0),
-    output: (a.output ?? 0) + (b.output ?? 0),
-    cacheRead: (a.cacheRead ?? 0) + (b.cacheRead ?? 0),
-    cacheWrite: (a.cacheWrite ?? 0) + (b.cacheWrite ?? 0),
-    totalTokens: (a.totalTokens ?? 0) + (b.totalTokens ?? 0),
-    cost: { total: (a.cost?.total ?? 0) + (b.cost?.total ?? 0) },
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    totalTokens: a.totalTokens + b.totalTokens,
+    cost: {
+      input: a.cost.input + b.cost.input,
+      output: a.cost.output + b.cost.output,
+      cacheRead: a.cost.cacheRead + b.cost.cacheRead,
+      cacheWrite: a.cost.cacheWrite + b.cost.cacheWrite,
+      total: a.cost.total + b.cost.total,
+    },
   };
 }
 
 /** The usage of the assistant messages of one run (from its last user prompt on). */
 export function summarizeRun(messages: AgentMessage[]): RunSummary | undefined {
-  let usage: Usage = {};
+  let usage = zeroUsage();
   let last: AssistantMessage | undefined;
   for (const message of messages) {
     if (message.role !== "assistant") continue;
@@ -160,13 +178,13 @@ function lastRunOf(messages: AgentMessage[]): RunSummary | undefined {
 }
 
 function toolResultOf(message: ToolResultMessage): AgentToolResult {
-  const result: AgentToolResult = { content: message.content ?? [] };
+  const result: AgentToolResult = { content: message.content };
   if (message.details !== undefined) result.details = message.details;
   return result;
 }
 
-function ensureBlock(message: AssistantMessage, index: number): void {
-  const content = (message.content ??= []);
+function ensureBlock(message: PartialAssistantMessage, index: number): void {
+  const content = message.content;
   while (content.length <= index) content.push({ type: "text", text: "" });
 }
 
@@ -202,11 +220,13 @@ export function applyEvent(view: SessionView, event: WireEvent): void {
     }
     case "message_update": {
       const delta = event.assistantMessageEvent;
+      // Deltas without a message_start seen: rebuild from them alone (stopReason, timestamp and
+      // usage come with message_end).
       view.streamMessage ??= { role: "assistant", api: "", provider: "", model: view.model, content: [] };
       const message = view.streamMessage;
       const i = delta.contentIndex;
       ensureBlock(message, i);
-      const content = message.content!;
+      const content = message.content;
       const block = content[i];
       switch (delta.type) {
         case "text_start":

@@ -11,77 +11,32 @@ export type ThinkingLevel = g.TillerWireTypes["thinking_level"];
 export type ApprovalMode = g.SessionState["approvalMode"];
 export type QueueMode = g.SessionState["steeringMode"];
 export type ApprovalOptionId = g.ApprovalOption["optionId"];
-export type AssistantBlock = NonNullable<g.AssistantMessage["content"]>[number];
+export type AssistantBlock = g.AssistantMessage["content"][number];
 
-// --- Not (yet) in schema/tiller.schema.json -------------------------------------------------
-// These pydantic classes exist in server/tiller/server/protocol.py but the schema's holder
-// class (server/tiller/schema.py) does not list them, so nothing is generated for them. They
-// are written here exactly as the pydantic classes declare them; once the schema lists them,
-// replace each with the generated type.
+/** The answer of agent/setModel, setThinkingLevel, setQueueModes and setApprovalMode: the
+ * `session_state` event the change emitted (protocol.py SessionStateEvent). */
+export type SessionSettings = g.SessionStateEvent;
 
-/** protocol.py ApprovalResolvedEvent */
-export interface ApprovalResolvedEvent {
-  type: "approval_resolved";
-  approvalId: string;
-  toolCallId: string;
-  outcome: "selected" | "cancelled";
-  optionId?: ApprovalOptionId | null;
-}
+/** Every event of `agent/event` as it is on the wire (protocol.py WireEvent): `message_update`
+ * carries a delta (MessageUpdateDelta), never the whole partial message. */
+export type WireEvent = g.TillerWireTypes["wire_event"];
 
-/** The `persistence_error` event (protocol.md section 3). */
-export interface PersistenceErrorEvent {
-  type: "persistence_error";
-  message: string;
-}
+/** An `agent/event` notification's params (protocol.py EventNotification). */
+export type AgentEventParams = g.EventNotification;
 
-/** protocol.py RespondApprovalParams */
-export interface RespondApprovalParams {
-  sessionId: string;
-  approvalId: string;
-  optionId: ApprovalOptionId;
-  message?: string | null;
-}
+// --- Client-side only: not wire types, so not in schema/tiller.schema.json -----------------
 
-/** protocol.py SetApprovalModeParams */
-export interface SetApprovalModeParams {
-  sessionId: string;
-  mode: ApprovalMode;
-}
+/**
+ * The assistant message the reducer holds while it streams. It starts as `message_start`'s
+ * message (a whole AssistantMessage); but when `message_update` deltas come without a
+ * `message_start` the reducer has seen, it rebuilds the message from the deltas alone, and
+ * has no stopReason, timestamp or usage for it until `message_end` brings the final message.
+ */
+export type PartialAssistantMessage = Omit<g.AssistantMessage, "stopReason" | "timestamp" | "usage"> &
+  Partial<Pick<g.AssistantMessage, "stopReason" | "timestamp" | "usage">>;
 
-/** protocol.py ListSessionsParams */
-export interface ListSessionsParams {
-  cwd?: string | null;
-}
-
-/** The answer of agent/setModel, setThinkingLevel, setQueueModes and setApprovalMode. */
-export type SessionSettings = Omit<g.SessionStateEvent, "type">;
-
-// --- The events of `agent/event` as they are on the wire ------------------------------------
-// `message_update` carries a delta (MessageUpdateDelta), never the whole partial message.
-
-export type WireEvent =
-  | g.AgentStartEvent
-  | g.AgentEndEvent
-  | g.TurnStartEvent
-  | g.TurnEndEvent
-  | g.MessageStartEvent
-  | g.MessageUpdateDelta
-  | g.MessageEndEvent
-  | g.ToolExecutionStartEvent
-  | g.ToolExecutionUpdateEvent
-  | g.ToolExecutionEndEvent
-  | g.QueueUpdateEvent
-  | g.SessionStateEvent
-  | g.ApprovalRequestEvent
-  | ApprovalResolvedEvent
-  | PersistenceErrorEvent;
-
-/** An `agent/event` notification's params, with the event typed. */
-export interface AgentEventParams {
-  sessionId: string;
-  seq: number;
-  event: WireEvent;
-}
+// Constants of protocol.md (protocol.py PROTOCOL_VERSION and the error codes): the schema
+// describes types, not values, so these are written here.
 
 /** The protocol version this client speaks (initialize's experimental.tiller.protocolVersion). */
 export const PROTOCOL_VERSION = 1;

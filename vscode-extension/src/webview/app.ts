@@ -9,6 +9,7 @@ import type {
   ApprovalRequestEvent,
   AssistantBlock,
   AssistantMessage,
+  PartialAssistantMessage,
   SessionState,
   ToolResultMessage,
   Usage,
@@ -49,9 +50,9 @@ export function formatTokens(n: number): string {
 }
 
 export function formatUsage(usage: Usage): string {
-  const parts = [`${formatTokens(usage.input ?? 0)} in`, `${formatTokens(usage.output ?? 0)} out`];
+  const parts = [`${formatTokens(usage.input)} in`, `${formatTokens(usage.output)} out`];
   if (usage.cacheRead) parts.push(`${formatTokens(usage.cacheRead)} cached`);
-  const cost = usage.cost?.total ?? 0;
+  const cost = usage.cost.total;
   if (cost > 0) parts.push(`$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`);
   return parts.join(" · ");
 }
@@ -157,8 +158,8 @@ class AssistantNode {
     this.el.appendChild(this.footer);
   }
 
-  update(message: AssistantMessage, streaming: boolean, run?: ReturnType<typeof summarizeRun>): void {
-    const content = message.content ?? [];
+  update(message: PartialAssistantMessage, streaming: boolean, run?: ReturnType<typeof summarizeRun>): void {
+    const content = message.content;
     content.forEach((block, i) => {
       let node = this.blocks[i];
       if (!node || node.type !== block.type) {
@@ -228,7 +229,7 @@ class ToolCard {
     const name = this.call?.name ?? run?.toolName ?? resultMessage?.toolName ?? "tool";
     const args = (run?.args && Object.keys(run.args).length ? run.args : this.call?.arguments) ?? {};
     const result: AgentToolResult | undefined =
-      run?.result ?? (resultMessage ? { content: resultMessage.content ?? [], details: resultMessage.details } : undefined);
+      run?.result ?? (resultMessage ? { content: resultMessage.content, details: resultMessage.details } : undefined);
     const isError = run?.status === "error" || !!resultMessage?.isError;
     const status: "streaming" | "approval" | "running" | "done" | "error" = approval
       ? "approval"
