@@ -7,12 +7,12 @@ content blocks with its own `index`; the fixtures below are written as its API s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
 
+from tests.support.provider_streams import collect, final, hello_context, types
 from tests.support.sse_server import Reply, SSEServer
 from tiller.ai.abort import AbortSignal
 from tiller.ai.options import StreamOptions
@@ -92,12 +92,6 @@ def text_block(index: int, text: str) -> list[bytes]:
             block_stop(index)]
 
 
-@pytest.fixture
-def server() -> Iterator[SSEServer]:
-    with SSEServer() as running:
-        yield running
-
-
 def claude(server: SSEServer, **overrides: Any) -> Model:
     fields: dict[str, Any] = {
         "id": "claude-test",
@@ -115,18 +109,7 @@ def options(**overrides: Any) -> StreamOptions:
 
 
 async def run(model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
-    context = context or Context(system_prompt="Be brief.", messages=[UserMessage(content="Hi")])
-    with anyio.fail_after(10):
-        return [e async for e in stream(model, context, opts or options())]
-
-
-def final(events: list[Any]) -> AssistantMessage:
-    last = events[-1]
-    return last.message if last.type == "done" else last.error
-
-
-def types(events: list[Any]) -> list[str]:
-    return [e.type for e in events]
+    return await collect(stream, model, context or hello_context(), opts or options())
 
 
 # --- streams --------------------------------------------------------------------------

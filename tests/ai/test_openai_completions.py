@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 
+from tests.support.provider_streams import collect, final, hello_context, types
 from tests.support.sse_server import Reply, SSEServer
 from tiller.ai.abort import AbortSignal
 from tiller.ai.http import retry_after_seconds
@@ -80,12 +80,6 @@ def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
     return b"data: " + json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode() + b"\n\n"
 
 
-@pytest.fixture
-def server() -> Iterator[SSEServer]:
-    with SSEServer() as running:
-        yield running
-
-
 def local_model(server: SSEServer, **overrides: Any) -> Model:
     fields: dict[str, Any] = {
         "id": "test-model",
@@ -98,27 +92,13 @@ def local_model(server: SSEServer, **overrides: Any) -> Model:
     return Model(**{**fields, **overrides})
 
 
-def hello_context() -> Context:
-    return Context(system_prompt="Be brief.", messages=[UserMessage(content="Hi")])
-
-
 def options(**overrides: Any) -> StreamOptions:
     # Tiny backoff so retry tests do not wait; the key lets tests check it never leaks.
     return StreamOptions(**{"api_key": KEY, "retry_base_delay_ms": 1, **overrides})
 
 
 async def run(model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
-    with anyio.fail_after(10):
-        return [event async for event in stream(model, context or hello_context(), opts or options())]
-
-
-def final(events: list[Any]) -> AssistantMessage:
-    last = events[-1]
-    return last.message if last.type == "done" else last.error
-
-
-def types(events: list[Any]) -> list[str]:
-    return [event.type for event in events]
+    return await collect(stream, model, context or hello_context(), opts or options())
 
 
 # --- streams --------------------------------------------------------------------------

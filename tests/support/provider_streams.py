@@ -1,0 +1,31 @@
+"""Running one provider stream in a test and reading what came out (shared by the
+openai-completions and anthropic-messages tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from tiller.ai.options import StreamOptions
+from tiller.ai.types import AssistantMessage, Context, Model, UserMessage
+
+
+def hello_context() -> Context:
+    return Context(system_prompt="Be brief.", messages=[UserMessage(content="Hi")])
+
+
+async def collect(stream: Callable[..., Any], model: Model, context: Context, opts: StreamOptions) -> list[Any]:
+    """Every event of one call; a hung stream fails the test instead of the suite."""
+    with anyio.fail_after(10):
+        return [event async for event in stream(model, context, opts)]
+
+
+def final(events: list[Any]) -> AssistantMessage:
+    last = events[-1]
+    return last.message if last.type == "done" else last.error
+
+
+def types(events: list[Any]) -> list[str]:
+    return [event.type for event in events]
