@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..ai.abort import AbortSignal
+from ..ai.models import LOCAL_MODEL_REF, builtin_model
 from ..ai.registry import StreamFn
 from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevel, UserMessage
 from .loop import default_convert_to_llm, run_agent_loop, run_agent_loop_continue
@@ -40,8 +41,7 @@ BUSY_PROMPT = (
 BUSY_CONTINUE = "Agent is already processing. Wait for completion before continuing."
 
 # The offline model that needs no key; the server picks real defaults from its catalogue.
-DEFAULT_MODEL = Model(id="smollm2-135m", name="SmolLM2 135M Instruct (local)", api="local", provider="local",
-                      context_window=2048, max_tokens=512)
+DEFAULT_MODEL = builtin_model(LOCAL_MODEL_REF)
 
 
 @dataclass

@@ -174,6 +174,12 @@ def _builtin_providers() -> dict[str, Provider]:
     return {p.name: p for p in (openai, anthropic, openrouter, ollama, local, faux)}
 
 
+def builtin_model(ref: str) -> Model:
+    """A built-in model as shipped, unaffected by config files and the environment."""
+    provider, _, model_id = ref.partition("/")
+    return _builtin_providers()[provider].models[model_id]
+
+
 # Environment variables that relocate a built-in provider.
 _BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..tools.aborts import OPERATION_ABORTED
 from ..tools.approval import ApprovalRequest
 
 ApprovalMode = Literal["ask", "acceptEdits", "yolo"]
@@ -141,7 +142,7 @@ class Approvals:
     def cancel_all(self) -> None:
         for pending in list(self.pending.values()):
             if not pending.answer.done():
-                pending.answer.set_exception(ApprovalCancelled("Operation aborted"))
+                pending.answer.set_exception(ApprovalCancelled(OPERATION_ABORTED))
 
     def pending_events(self) -> list[dict[str, Any]]:
         return [pending.event for pending in self.pending.values()]

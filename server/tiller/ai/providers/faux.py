@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Union
 
 
-from ..message_builder import AssistantMessageBuilder
+from ..message_builder import ABORTED_TEXT, AssistantMessageBuilder
 from ..options import StreamOptions
 from ..transform import transform_messages
 from ..types import (
@@ -42,7 +42,6 @@ from ..types import (
 )
 
 EMPTY_QUEUE_TEXT = "No more faux responses queued"
-ABORTED_TEXT = "Request was aborted"
 
 # A step is a message, or a function of the call that builds one (to echo the context).
 Step = Union[AssistantMessage, Callable[[Context, StreamOptions, "FauxProvider", Model], AssistantMessage]]
