@@ -16,12 +16,14 @@ import logging
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, run_async
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -107,13 +109,27 @@ class TillerServer(LanguageServer):
         paths = [uri_to_path(folder.uri) for folder in folders]
         return [str(path) for path in paths if path is not None and path.is_dir()]
 
+    def open_document(self, path: Path) -> TextDocument | None:
+        """The open document of the resolved `path`, whatever URI the editor opened it by."""
+        try:
+            documents = self.workspace.text_documents
+        except RuntimeError:  # no workspace before initialize
+            return None
+        document = documents.get(path.as_uri())
+        if document is None:
+            # Editors spell URIs their own way (Neovim leaves "(", "+", "@" unescaped) and may
+            # have opened the project through a symlink: compare resolved paths.
+            document = next((d for d in documents.values() if _real_path(d.uri) == str(path)), None)
+        return document
+
     def read_document(self, uri: str) -> str | None:
         """The editor's text of an open document (unsaved changes included), else None."""
         try:
-            documents = self.workspace.text_documents
+            document = self.workspace.text_documents.get(uri)
         except RuntimeError:
             return None
-        document = documents.get(uri)
+        if document is None and (path := uri_to_path(uri)) is not None:
+            document = self.open_document(Path(os.path.realpath(path)))
         return document.source if document is not None else None
 
     def notify_event(self, method: str, params: dict[str, Any]) -> None:
@@ -135,6 +151,11 @@ class TillerServer(LanguageServer):
             logger.debug("Answered with error %s: %s", error.code, error)  # the client was told
         else:
             logger.error("Server error: %s", error)
+
+
+def _real_path(uri: str) -> str | None:
+    path = uri_to_path(uri)
+    return os.path.realpath(path) if path is not None else None
 
 
 def create_server(catalog: ModelCatalog | None = None) -> TillerServer:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
+
+from pygls import uris
 
 from ..ai.types import TextContent
 from .protocol import EditorContext
@@ -14,10 +16,11 @@ MAX_CONTEXT_CHARS = 50_000
 
 
 def uri_to_path(uri: str) -> Path | None:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
+    """The file a `file:` URI names (pygls's decoding, as for its own documents), else None."""
+    if urlparse(uri).scheme != "file":
         return None
-    return Path(unquote(parsed.path))
+    path = uris.to_fs_path(uri)
+    return Path(path) if path else None
 
 
 def context_blocks(

@@ -15,12 +15,10 @@ thrown away. Files that are not open are written atomically; a new file is creat
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls import uris
 
 from ..tools.writer import AtomicFileWriter
 
@@ -40,29 +38,11 @@ class EditorDocuments:
         self.versions_read: dict[str, int | None] = {}
 
     def __call__(self, path: Path) -> str | None:
-        document = self._document(path)
+        document = self.server.open_document(path)
         if document is None:
             return None
         self.versions_read[document.uri] = document.version
         return document.source
-
-    def _document(self, path: Path):
-        """The open document of the resolved `path`, whatever URI the editor opened it by."""
-        try:
-            documents = self.server.workspace.text_documents
-        except RuntimeError:  # no workspace before initialize
-            return None
-        document = documents.get(path.as_uri())
-        if document is None:
-            # Editors spell URIs their own way (Neovim leaves "(", "+", "@" unescaped) and may
-            # have opened the project through a symlink: compare resolved paths.
-            document = next((d for d in documents.values() if _real_path(d.uri) == str(path)), None)
-        return document
-
-
-def _real_path(uri: str) -> str | None:
-    path = uris.to_fs_path(uri)
-    return os.path.realpath(path) if path else None
 
 
 class EditorWriter:
@@ -72,7 +52,7 @@ class EditorWriter:
         self.disk = AtomicFileWriter()
 
     async def write(self, path: Path, text: str) -> None:
-        document = self.documents._document(path)
+        document = self.server.open_document(path)
         in_buffer = document is not None and self._client_applies_edits()
         if in_buffer:
             await self._edit_buffer(path, document, text)
