@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tiller.tools.approval import ApprovalRequest
-from tiller.tools import EditTool, Proposal, Workspace
+from tiller.tools import EditTool, Workspace
 
 from .helpers import fails, run, text
 

@@ -11,7 +11,7 @@ import pytest
 
 from tiller.ai.abort import AbortSignal
 from tiller.tools.approval import ApprovalRequest
-from tiller.tools import Proposal, Workspace, WriteTool
+from tiller.tools import Workspace, WriteTool
 
 from .helpers import fails, run, text
 

@@ -25,7 +25,7 @@ import tempfile
 import threading
 from typing import Any, TextIO
 
-from .client import AgentClient, ConnectionLost, RpcError
+from .client import AgentClient, RpcError
 
 MODEL_NOT_FOUND = -32003  # tiller.server.protocol.MODEL_NOT_FOUND (not imported: keeps startup light)
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130

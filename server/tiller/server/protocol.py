@@ -7,7 +7,7 @@ with `model_validate`, so a bad field becomes a -32602 answer that names it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal, Union
 
 from pydantic import Field
 

@@ -30,4 +30,4 @@ class ApprovalRequest:
     command: str | None = None  # bash
 
 
-Approve = Callable[[ApprovalRequest], "Awaitable[None] | None"]
+Approve = Callable[[ApprovalRequest], Awaitable[None] | None]

@@ -9,7 +9,6 @@ are serialised so two parallel edits cannot both start from the same original.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
