@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from typing import Any, TextIO
 
-from .agent import Agent
-from .ai.models import ModelCatalog, ModelConfigError, ModelError
-from .ai.types import AssistantMessage
-from .schema import wire_schema_text
+# Each command imports what it needs: `tiller chat` is only a client and must not pay for
+# the agent, the providers and pydantic models it never uses.
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful, concise assistant."
 
@@ -51,13 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     schema.add_argument("-o", "--output", help="write to this file instead of stdout")
 
     args = parser.parse_args(argv)
+    if args.command == "chat":
+        from .chat.terminal import run as run_chat
+
+        return run_chat(args)
+
+    from .ai.models import ModelConfigError, ModelError
+
     try:
         if args.command == "run":
             return asyncio.run(_run(args))
-        if args.command == "chat":
-            from .chat.terminal import run as run_chat
-
-            return run_chat(args)
         if args.command == "serve":
             return _serve(args)
         if args.command == "models":
@@ -71,14 +71,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    from .agent import Agent
+    from .ai.models import ModelCatalog
+    from .ai.types import AssistantMessage, total_usage
+    from .chat.terminal import TerminalRenderer
+    from .server.wire import wire_event
+
     catalog = ModelCatalog.load()
     model = catalog.resolve(args.model) if args.model else catalog.default_model()
     agent = Agent(get_api_key=catalog.api_key)
     agent.set_model(model)
     agent.set_system_prompt(args.system)
     agent.set_thinking_level(args.thinking)
-    printer = _JsonPrinter(sys.stdout) if args.json else _TerminalPrinter(sys.stdout, sys.stderr)
-    agent.subscribe(printer)
+    # The same rendering as `tiller chat`, fed the events as they would go on the wire.
+    ui = TerminalRenderer(sys.stdout, sys.stderr)
+    agent.subscribe(_JsonPrinter(sys.stdout) if args.json else lambda event: ui.event({"event": wire_event(event)}))
 
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, agent.abort)  # Ctrl-C stops the run, keeps the text
@@ -86,48 +93,13 @@ async def _run(args: argparse.Namespace) -> int:
         await agent.prompt(args.prompt)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+    if not args.json:
+        ui.run_ended({"usage": total_usage(agent.state.messages).dump()}, model.ref)
     last = agent.state.messages[-1]
     if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted"):
-        print(f"tiller: {last.error_message}", file=sys.stderr)
+        ui.error(last.error_message or last.stop_reason)
         return 130 if last.stop_reason == "aborted" else 1
     return 0
-
-
-class _TerminalPrinter:
-    """Text as it streams; thinking dimmed; tool calls compact; usage at the end (stderr)."""
-
-    def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out, self.err = out, err
-        self.color = out.isatty()
-
-    def __call__(self, event: Any) -> None:
-        if event.type == "message_update":
-            inner = event.assistant_message_event
-            if inner.type == "text_delta":
-                self._write(inner.delta)
-            elif inner.type == "thinking_delta":
-                self._write(self._dim(inner.delta))
-            elif inner.type == "thinking_end":
-                self._write("\n")
-        elif event.type == "tool_execution_start":
-            self._write(self._dim(f"\n→ {event.tool_name} {json.dumps(event.args, ensure_ascii=False)}\n"))
-        elif event.type == "tool_execution_end":
-            mark = "✗" if event.is_error else "✓"
-            first = next((b.text for b in event.result.content if b.type == "text"), "")
-            self._write(self._dim(f"{mark} {first.splitlines()[0] if first else ''}\n"))
-        elif event.type == "message_end" and isinstance(event.message, AssistantMessage):
-            usage = event.message.usage
-            self._write("\n")
-            cost = f", ${usage.cost.total:.4f}" if usage.cost.total else ""
-            print(self._dim(f"[{event.message.provider}/{event.message.model}: {usage.input} in, "
-                            f"{usage.output} out{cost}]"), file=self.err, flush=True)
-
-    def _dim(self, text: str) -> str:
-        return f"\x1b[2m{text}\x1b[0m" if self.color else text
-
-    def _write(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
 
 
 class _JsonPrinter:
@@ -156,6 +128,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _models() -> int:
+    from .ai.models import ModelCatalog
+
     catalog = ModelCatalog.load()
     default = catalog.default_model().ref
     for model in catalog.list():
@@ -166,6 +140,8 @@ def _models() -> int:
 
 
 def _schema(output: str | None) -> int:
+    from .schema import wire_schema_text
+
     text = wire_schema_text()
     if output:
         with open(output, "w", encoding="utf-8") as handle:

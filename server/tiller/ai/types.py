@@ -186,6 +186,19 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
     return cost
 
 
+def total_usage(messages: list[Any]) -> Usage:
+    """The tokens and cost of every assistant message among `messages`, added up."""
+    total = Usage()
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            usage = message.usage
+            for name in ("input", "output", "cache_read", "cache_write", "total_tokens"):
+                setattr(total, name, getattr(total, name) + getattr(usage, name))
+            for name in ("input", "output", "cache_read", "cache_write", "total"):
+                setattr(total.cost, name, getattr(total.cost, name) + getattr(usage.cost, name))
+    return total
+
+
 # --- the LLM call ---------------------------------------------------------------------
 
 

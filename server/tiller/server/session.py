@@ -17,7 +17,7 @@ from typing import Any
 
 from ..agent import Agent, AgentTool
 from ..agent.types import AgentEndEvent, MessageEndEvent
-from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, Usage, UserMessage
+from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, UserMessage, total_usage
 from .approvals import ApprovalMode, Approvals
 from .context import context_blocks
 from .protocol import (
@@ -192,18 +192,11 @@ class Session:
 
     def _result(self) -> PromptResult:
         messages = self._last_run_messages
-        assistants = [m for m in messages if isinstance(m, AssistantMessage)]
-        usage = Usage()
-        for message in assistants:
-            for field in ("input", "output", "cache_read", "cache_write", "total_tokens"):
-                setattr(usage, field, getattr(usage, field) + getattr(message.usage, field))
-            for field in ("input", "output", "cache_read", "cache_write", "total"):
-                setattr(usage.cost, field, getattr(usage.cost, field) + getattr(message.usage.cost, field))
-        last = assistants[-1] if assistants else None
+        last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
         return PromptResult(
             stop_reason=last.stop_reason if last else "error",
             new_messages=messages,
-            usage=usage,
+            usage=total_usage(messages),
             error_message=last.error_message if last else None,
         )
 
