@@ -41,7 +41,7 @@ if "plain" in PATCHES:
     app.TillerServer.notify_event = notify_event  # type: ignore[method-assign]
 
 if "frame" in PATCHES:
-    def notify_event(self: Any, method: str, params: dict[str, Any]) -> None:  # noqa: F811
+    def notify_event(self: Any, method: str, params: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params},
                           separators=(",", ":"), ensure_ascii=False).encode()
         self.protocol.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))

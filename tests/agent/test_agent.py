@@ -139,10 +139,10 @@ async def test_continue_keeps_one_at_a_time_steering_from_assistant_tail():
 
 async def test_continue_errors():
     agent = faux_agent(FauxProvider())
-    with pytest.raises(RuntimeError, match="^No messages to continue from$"):
+    with pytest.raises(RuntimeError, match=r"^No messages to continue from$"):
         await agent.continue_()
     agent.replace_messages([user("hi"), faux_message("hello")])
-    with pytest.raises(RuntimeError, match="^Cannot continue from message role: assistant$"):
+    with pytest.raises(RuntimeError, match=r"^Cannot continue from message role: assistant$"):
         await agent.continue_()
 
 

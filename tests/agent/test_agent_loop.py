@@ -377,19 +377,19 @@ async def test_stream_fn_overrides_the_registry():
     messages = await agent_loop([user("go")], context(), AgentLoopConfig(model=model, stream_fn=faux.stream)).result()
     assert text_of(messages[-1]) == "from stream_fn"
 
-    with pytest.raises(ValueError, match="No API provider registered for api: no-such-api"):
+    with pytest.raises(ValueError, match=r"No API provider registered for api: no-such-api"):
         await agent_loop([user("go")], context(), AgentLoopConfig(model=model)).result()
 
 
 def test_continue_throws_when_context_has_no_messages():
     faux = FauxProvider()
-    with pytest.raises(ValueError, match="^Cannot continue: no messages in context$"):
+    with pytest.raises(ValueError, match=r"^Cannot continue: no messages in context$"):
         agent_loop_continue(context(), loop_config(faux))
 
 
 def test_continue_throws_from_assistant_tail():
     faux = FauxProvider()
-    with pytest.raises(ValueError, match="^Cannot continue from message role: assistant$"):
+    with pytest.raises(ValueError, match=r"^Cannot continue from message role: assistant$"):
         agent_loop_continue(context(user("hi"), faux_message("hello")), loop_config(faux))
 
 
@@ -446,7 +446,7 @@ async def test_exception_in_get_api_key_propagates_after_earlier_events():
 
     stream = agent_loop([user("go")], context(), loop_config(faux, get_api_key=get_api_key))
     seen = []
-    with pytest.raises(RuntimeError, match="No API key for provider: faux"):
+    with pytest.raises(RuntimeError, match=r"No API key for provider: faux"):
         async for event in stream:
             seen.append(event.type)
     assert seen == ["agent_start", "turn_start", "message_start", "message_end"]

@@ -85,7 +85,7 @@ class Pending:
     """A request on its way: `await pending.result()`; `events_before` is how many
     `agent/event` notifications had arrived when the answer did."""
 
-    def __init__(self, client: "TillerClient", msg_id: int, method: str, params: Any) -> None:
+    def __init__(self, client: TillerClient, msg_id: int, method: str, params: Any) -> None:
         self.msg_id = msg_id
         self.events_before: int | None = None
 

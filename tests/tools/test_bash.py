@@ -12,8 +12,7 @@ import pytest
 
 from tiller.agent.types import AgentToolResult
 from tiller.ai.abort import AbortSignal
-from tiller.tools import BashTool, Workspace
-from tiller.tools import process_group
+from tiller.tools import BashTool, Workspace, process_group
 
 from .helpers import fails, run, text
 
@@ -227,7 +226,7 @@ async def test_background_children_die_with_the_command(tool, project: Path, how
     subshell = int(await wait_for_file(project / "sub.pid"))
     if how == "abort":
         cancel.abort()
-    with pytest.raises(Exception, match="Command (timed out|aborted)"):
+    with pytest.raises(Exception, match=r"Command (timed out|aborted)"):
         await task
     assert process_gone(background) and process_gone(subshell)
 
@@ -237,7 +236,7 @@ async def test_children_ignoring_sigterm_are_killed(tool, project: Path, monkeyp
     command = "trap '' TERM; (trap '' TERM; sleep 300) & echo $! > bg.pid; sleep 300"
     task = asyncio.ensure_future(run(tool, command=command, timeout=1))
     background = int(await wait_for_file(project / "bg.pid"))
-    with pytest.raises(Exception, match="timed out"):
+    with pytest.raises(Exception, match=r"timed out"):
         await task
     assert process_gone(background)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tiller.tools.approval import ApprovalRequest
 from tiller.tools import EditTool, Workspace
+from tiller.tools.approval import ApprovalRequest
 
 from .helpers import fails, run, text
 

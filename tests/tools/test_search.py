@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from tiller.ai.abort import AbortSignal
-from tiller.tools import FindTool, GrepTool, LsTool, Workspace
-from tiller.tools import ripgrep
+from tiller.tools import FindTool, GrepTool, LsTool, Workspace, ripgrep
 
 from .helpers import fails, run, text
 

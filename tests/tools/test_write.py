@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tiller.ai.abort import AbortSignal
-from tiller.tools.approval import ApprovalRequest
 from tiller.tools import Workspace, WriteTool
+from tiller.tools.approval import ApprovalRequest
 
 from .helpers import fails, run, text
 

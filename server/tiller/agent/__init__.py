@@ -13,13 +13,13 @@ from .tool_execution import SKIPPED_TEXT
 from .types import *  # noqa: F403
 
 __all__ = [
-    "Agent",
-    "AgentState",
-    "AgentEventStream",
     "BUSY_CONTINUE",
     "BUSY_PROMPT",
     "DEFAULT_MODEL",
     "SKIPPED_TEXT",
+    "Agent",
+    "AgentEventStream",
+    "AgentState",
     "agent_loop",
     "agent_loop_continue",
     "default_convert_to_llm",

@@ -253,7 +253,7 @@ class Agent:
                 await run_agent_loop(prompts, context, config, self._process)
             else:
                 await run_agent_loop_continue(context, config, self._process)
-        except Exception as exc:  # noqa: BLE001 - a failed run becomes a visible error message
+        except Exception as exc:
             model = self.state.model
             failure = AssistantMessage(
                 content=[TextContent(text="")],

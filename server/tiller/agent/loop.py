@@ -101,11 +101,11 @@ def validate_continue(context: AgentContext) -> None:
         raise ValueError("Cannot continue from message role: assistant")
 
 
-def agent_loop(prompts: list[Any], context: AgentContext, config: AgentLoopConfig) -> "AgentEventStream":
+def agent_loop(prompts: list[Any], context: AgentContext, config: AgentLoopConfig) -> AgentEventStream:
     return AgentEventStream(lambda emit: run_agent_loop(prompts, context, config, emit))
 
 
-def agent_loop_continue(context: AgentContext, config: AgentLoopConfig) -> "AgentEventStream":
+def agent_loop_continue(context: AgentContext, config: AgentLoopConfig) -> AgentEventStream:
     """Raises at once (before any event) when the context cannot be continued."""
     validate_continue(context)
     return AgentEventStream(lambda emit: _continue_validated(context, config, emit))

@@ -42,7 +42,7 @@ class Outcome:
     is_error: bool
 
     @classmethod
-    def error(cls, text: str) -> "Outcome":
+    def error(cls, text: str) -> Outcome:
         return cls(AgentToolResult(content=[TextContent(text=text)], details={}), True)
 
 
@@ -112,7 +112,7 @@ class _Batch:
 
         tasks = [asyncio.ensure_future(self._execute(p)) for p in runnable]
         try:
-            for prepared, task in zip(runnable, tasks):  # outcomes in source order
+            for prepared, task in zip(runnable, tasks, strict=False):  # outcomes in source order
                 await self._finish(prepared.call, await task)
         finally:
             for task in tasks:
@@ -130,13 +130,13 @@ class _Batch:
             return Outcome.error(f"Tool {call.name} not found")
         try:
             args = validate_tool_arguments(tool.name, tool.parameters, call.arguments)
-        except Exception as exc:  # noqa: BLE001 - the model must see why, whatever it was
+        except Exception as exc:
             return Outcome.error(_message_of(exc))
         if self.config.before_tool_call:
             hook_context = ToolCallContext(self.assistant, call, args, self.context)
             try:
                 verdict = await resolve(self.config.before_tool_call(hook_context, self.signal))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return Outcome.error(_message_of(exc))
             if verdict is not None and verdict.block:
                 return Outcome.error(verdict.reason or "Tool execution was blocked")
@@ -157,7 +157,7 @@ class _Batch:
         try:
             result = _as_result(await prepared.tool.execute(call.id, prepared.args, self.signal, on_update))
             outcome = Outcome(result, False)
-        except Exception as exc:  # noqa: BLE001 - a tool reports failure by raising
+        except Exception as exc:
             outcome = Outcome.error(_message_of(exc))
         if updates:  # every update reaches the client before the tool counts as finished
             await asyncio.gather(*updates)

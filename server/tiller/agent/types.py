@@ -79,11 +79,11 @@ class AgentTool:
         parameters: dict[str, Any],
         fn: Callable[[str, dict[str, Any], AbortSignal, OnUpdate], Awaitable[AgentToolResult]],
         label: str | None = None,
-    ) -> "AgentTool":
+    ) -> AgentTool:
         tool = cls()
         tool.name, tool.description, tool.parameters = name, description, parameters
         tool.label = label or name
-        tool.execute = fn  # type: ignore[method-assign]
+        tool.execute = fn  # type: ignore[method-assign,assignment]
         return tool
 
 

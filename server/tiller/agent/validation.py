@@ -60,7 +60,7 @@ def coerce(value: Any, schema: Any) -> Any:
         if isinstance(items, dict):
             value[:] = [coerce(item, items) for item in value]
         elif isinstance(items, list):
-            value[: len(items)] = [coerce(v, s) for v, s in zip(value, items)]
+            value[: len(items)] = [coerce(v, s) for v, s in zip(value, items, strict=False)]
     return value
 
 
@@ -97,7 +97,7 @@ def _coerce_scalar(value: Any, target: str) -> tuple[Any, bool]:
             return int(value), True
         if isinstance(value, str) and _NUMBER.match(value):
             number = float(value)
-            if number.is_integer() and ("." not in value and "e" not in value.lower() or target == "integer"):
+            if number.is_integer() and (("." not in value and "e" not in value.lower()) or target == "integer"):
                 return int(number), True
             return (number, True) if target == "number" else (value, False)
     elif target == "boolean":

@@ -5,4 +5,4 @@ from .options import StreamOptions
 from .registry import StreamFn, complete, get_stream_fn, register_api, stream
 from .types import *  # noqa: F403  (the vocabulary is the public surface)
 
-__all__ = ["AbortSignal", "StreamOptions", "StreamFn", "complete", "get_stream_fn", "register_api", "stream"]
+__all__ = ["AbortSignal", "StreamFn", "StreamOptions", "complete", "get_stream_fn", "register_api", "stream"]

@@ -17,7 +17,7 @@ class AbortSignal:
     def __init__(self) -> None:
         self._aborted = False
         self._lock = threading.Lock()
-        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks: list[Callable[[], object]] = []
         self._event: anyio.Event | None = None
 
     @property
@@ -36,7 +36,7 @@ class AbortSignal:
         for callback in callbacks:
             callback()
 
-    def on_abort(self, callback: Callable[[], None]) -> Callable[[], None]:
+    def on_abort(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Run `callback` on abort (at once if already aborted); returns a remover."""
         with self._lock:
             if not self._aborted:

@@ -16,13 +16,14 @@ the event loop's thread.
 from __future__ import annotations
 
 import email.utils
+import functools
 import http
 import json
 import os
 import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -114,7 +115,7 @@ async def stream_sse(
         if message.stop_reason in ("error", "aborted"):
             raise ProviderError(message.error_message or "An unknown error occurred")
         yield builder.done()
-    except Exception as exc:  # noqa: BLE001 - the contract: failures end in an error event
+    except Exception as exc:
         aborted = signal is not None and signal.aborted
         yield builder.fail(redact(describe(exc), secrets), aborted=aborted)
 
@@ -183,7 +184,7 @@ async def open_event_stream(
                 await response.aclose()
 
 
-async def _events(source: EventSource, signal: AbortSignal | None) -> AsyncIterator[ServerSentEvent]:
+async def _events(source: EventSource, signal: AbortSignal | None) -> AsyncGenerator[ServerSentEvent, None]:
     # aiter_text underneath decodes UTF-8 incrementally and the SSE decoder buffers lines,
     # so a character or a data line split across TCP chunks arrives whole.
     events = source.aiter_sse()
@@ -245,7 +246,7 @@ async def _send_with_retries(
                 raise ProviderError(failure)
             delay = asked if asked is not None else _backoff(attempt, options)
         attempt += 1
-        await abortable(signal, lambda: anyio.sleep(delay))
+        await abortable(signal, functools.partial(anyio.sleep, delay))
 
 
 def _should_retry(response: httpx.Response) -> bool:

@@ -37,6 +37,7 @@ API keys are read from the environment on demand (`api_key`) and never stored on
 
 from __future__ import annotations
 
+import builtins
 import ipaddress
 import os
 import tomllib
@@ -247,11 +248,11 @@ class ModelCatalog:
         known = ", ".join(model.ref for model in self.list())
         raise ModelError(f"Unknown model: {ref}. Known: {known}")
 
-    def list(self) -> list[Model]:
+    def list(self) -> builtins.list[Model]:
         """Every listed model, built-ins first, in definition order."""
         return [model for provider in self._providers.values() for model in provider.models.values()]
 
-    def providers(self) -> list[str]:
+    def providers(self) -> builtins.list[str]:
         return list(self._providers)
 
     def default_model(self) -> Model:

@@ -18,6 +18,7 @@ from .types import (
     Model,
     TextContent,
     ThinkingContent,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
@@ -65,7 +66,7 @@ def _adapt_thinking(message: AssistantMessage, model: Model) -> AssistantMessage
     same_model = message.provider == model.provider and message.model == model.id
     if same_model or not any(isinstance(b, ThinkingContent) for b in message.content):
         return message
-    content = []
+    content: list[TextContent | ToolCall] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
             if block.redacted or not block.thinking.strip():

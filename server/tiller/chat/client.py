@@ -136,6 +136,7 @@ class JsonRpcConnection:
         self._decoder = FrameDecoder()
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._answering: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._closed_error: BaseException | None = None
 
@@ -218,7 +219,9 @@ class JsonRpcConnection:
             else:
                 future.set_result(message.get("result"))
         elif "id" in message:  # a request from the server
-            asyncio.create_task(self._answer(message["id"], method, message.get("params")))
+            task = asyncio.create_task(self._answer(message["id"], method, message.get("params")))
+            self._answering.add(task)  # a task nobody references may be garbage-collected mid-run
+            task.add_done_callback(self._answering.discard)
         elif self.on_notification is not None:
             self.on_notification(method, message.get("params"))
 
@@ -232,7 +235,7 @@ class JsonRpcConnection:
                 reply["result"] = await result if inspect.isawaitable(result) else result
             except RpcError as error:
                 reply["error"] = {"code": error.code, "message": error.message}
-            except Exception as error:  # noqa: BLE001 - the server must get an answer
+            except Exception as error:
                 reply["error"] = {"code": -32603, "message": f"{type(error).__name__}: {error}"}
         try:
             self._write(reply)
@@ -261,7 +264,7 @@ class AgentClient:
         self.on_event = on_event
         self.on_other_notification = on_notification
         assert process.stdout is not None and process.stdin is not None
-        self.connection = JsonRpcConnection(process.stdout, process.stdin, self._on_notification)  # type: ignore[arg-type]
+        self.connection = JsonRpcConnection(process.stdout, process.stdin, self._on_notification)
         self.connection.start()
         self.server_info: dict[str, Any] = {}
         self.server_capabilities: dict[str, Any] = {}
@@ -275,7 +278,7 @@ class AgentClient:
         stderr: IO[Any] | int | None = None,
         on_event: EventCallback | None = None,
         on_notification: Notification | None = None,
-    ) -> "AgentClient":
+    ) -> AgentClient:
         """Start `python -m tiller serve` (or `command`). The server gets its own session
         (process group) so that a Ctrl-C on the terminal reaches only the client, which
         turns it into `agent/abort`."""
@@ -328,7 +331,7 @@ class AgentClient:
             try:
                 await asyncio.wait_for(self.request("shutdown"), timeout)
                 self.connection.notify("exit")
-            except (RpcError, ConnectionError, asyncio.TimeoutError):
+            except (TimeoutError, RpcError, ConnectionError):
                 pass
         return await self.close(timeout)
 
@@ -339,7 +342,7 @@ class AgentClient:
             writer.close()
         try:
             return await asyncio.wait_for(self.process.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.process.kill()
             return await self.process.wait()
 

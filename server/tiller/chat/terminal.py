@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+            stream.reconfigure(errors="replace")
     cwd = os.path.realpath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
         print(f"tiller: --cwd: not a directory: {args.cwd}", file=sys.stderr)
@@ -271,6 +271,7 @@ class ChatApp:
         self.queue: dict[str, list[str]] = {"steering": [], "followUp": []}
         self._run: asyncio.Task[Any] | None = None
         self._aborting = False
+        self._abort_task: asyncio.Future[None] | None = None
         self._quit = asyncio.Event()
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -376,7 +377,7 @@ class ChatApp:
             self._aborting = True
             self.ui.end_line()
             self.ui.notice("aborting… (Ctrl-C again to quit)")
-            asyncio.ensure_future(self._abort())
+            self._abort_task = asyncio.ensure_future(self._abort())
         else:
             self._quit.set()
 
@@ -440,7 +441,7 @@ class ChatApp:
                     return None
                 if line_wait is not None and line_wait.done():
                     line, line_wait = line_wait.result(), None
-                    if line is not None and self._aborting:
+                    if line is not None and self._aborting and lines is not None:
                         lines.unget(line)  # typed after Ctrl-C: the next prompt, not steering
                     elif line is not None and line.strip():
                         await self._steer(line)
@@ -448,8 +449,9 @@ class ChatApp:
         finally:
             quit_wait.cancel()
             if line_wait is not None:
-                if line_wait.done() and not line_wait.cancelled() and line_wait.result() is not None:
-                    lines.unget(line_wait.result())  # type: ignore[union-attr]  # typed as the run ended
+                typed = line_wait.result() if line_wait.done() and not line_wait.cancelled() else None
+                if typed is not None and lines is not None:
+                    lines.unget(typed)  # typed as the run ended
                 line_wait.cancel()
             self._run = None
 

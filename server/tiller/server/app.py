@@ -23,7 +23,6 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, run_async
 from pygls.lsp.server import LanguageServer
-from pygls.workspace import TextDocument
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -32,6 +31,7 @@ from pygls.protocol import (
     default_converter,
 )
 from pygls.protocol.language_server import lsp_method
+from pygls.workspace import TextDocument
 
 from .. import __version__
 from ..ai.models import ModelCatalog

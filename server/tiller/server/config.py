@@ -19,7 +19,7 @@ class InitializationOptions(WireModel):
     data_dir: str | None = None
 
     @classmethod
-    def from_raw(cls, raw: Any) -> "InitializationOptions":
+    def from_raw(cls, raw: Any) -> InitializationOptions:
         if not isinstance(raw, dict):
             return cls()
         try:
@@ -46,7 +46,7 @@ class ClientFeatures(WireModel):
     saves_edited_documents: bool = False
 
     @classmethod
-    def from_raw(cls, experimental: Any) -> "ClientFeatures":
+    def from_raw(cls, experimental: Any) -> ClientFeatures:
         if isinstance(experimental, dict) and isinstance(experimental.get("tiller"), dict):
             try:
                 return cls.model_validate(experimental["tiller"])

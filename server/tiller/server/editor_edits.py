@@ -33,7 +33,7 @@ class StaleBufferError(Exception):
 class EditorDocuments:
     """The open-document view the tools read through, remembering the version they saw."""
 
-    def __init__(self, server: "TillerServer") -> None:
+    def __init__(self, server: TillerServer) -> None:
         self.server = server
         self.versions_read: dict[str, int | None] = {}
 
@@ -46,7 +46,7 @@ class EditorDocuments:
 
 
 class EditorWriter:
-    def __init__(self, server: "TillerServer", documents: EditorDocuments) -> None:
+    def __init__(self, server: TillerServer, documents: EditorDocuments) -> None:
         self.server = server
         self.documents = documents
         self.disk = AtomicFileWriter()
@@ -81,7 +81,7 @@ class EditorWriter:
 
     async def _create_in_editor(self, path: Path, text: str) -> None:
         uri = path.as_uri()
-        changes = [
+        changes: list[types.TextDocumentEdit | types.CreateFile] = [
             types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)),
             types.TextDocumentEdit(
                 text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),

@@ -21,6 +21,7 @@ from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, UserM
 from .approvals import ApprovalMode, Approvals
 from .context import context_blocks
 from .protocol import (
+    ApprovalRequestEvent,
     EditorContext,
     PromptResult,
     QueueState,
@@ -271,7 +272,7 @@ class Session:
             error=state.error,
             queue=self.queue_state(),
             seq=self.seq,
-            pending_approvals=self.approvals.pending_events(),
+            pending_approvals=[ApprovalRequestEvent.model_validate(e) for e in self.approvals.pending_events()],
         )
 
     def summary(self) -> SessionSummary:

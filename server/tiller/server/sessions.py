@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..agent import Agent
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
+from .approvals import ApprovalMode
 from .editor_edits import EditorDocuments, EditorWriter
 from .protocol import INVALID_PARAMS, MODEL_NOT_FOUND, SESSION_NOT_FOUND, NewSessionParams, SessionSummary
 from .session import Session, session_title
@@ -34,7 +35,7 @@ class ProtocolError(Exception):
 
 
 class SessionManager:
-    def __init__(self, server: "TillerServer") -> None:
+    def __init__(self, server: TillerServer) -> None:
         self.server = server
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
@@ -99,7 +100,7 @@ class SessionManager:
         # reload must never give the model more than the session had.
         tools = [name for name in saved.tools if name in DEFAULT_TOOLS] if saved.tools is not None else DEFAULT_TOOLS
         session = self._build(cwd=saved.cwd, model=model, system_prompt=saved.system_prompt,
-                              tool_names=list(tools), approval_mode=saved.approval_mode,
+                              tool_names=list(tools), approval_mode=_saved_mode(saved.approval_mode),
                               session_id=session_id, file=self.store.open(session_id))
         session.agent.replace_messages(saved.messages)
         if saved.thinking_level:
@@ -113,7 +114,7 @@ class SessionManager:
         model: Model,
         system_prompt: str | None,
         tool_names: list[str],
-        approval_mode: str | None,
+        approval_mode: ApprovalMode | None,
         session_id: str | None = None,
         file=None,
     ) -> Session:
@@ -191,5 +192,14 @@ class SessionManager:
         if aborts:
             try:
                 await asyncio.wait_for(asyncio.gather(*aborts, return_exceptions=True), timeout)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 pass
+
+
+def _saved_mode(value: str | None) -> ApprovalMode:
+    """The approval mode a session file records; an unreadable one falls back to the
+    strictest mode, never to a wider default."""
+    for mode in get_args(ApprovalMode):
+        if value == mode:
+            return mode
+    return "ask"

@@ -7,8 +7,8 @@ import secrets
 import tempfile
 
 from ..agent.types import AgentTool
+from .approval import ApprovalKind, ApprovalRequest, Approve
 from .bash import BashTool
-from .approval import Approve, ApprovalKind, ApprovalRequest
 from .change import PathLocks, Proposal
 from .documents import OpenDocument
 from .edit import EditTool
@@ -24,9 +24,9 @@ DEFAULT_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
 
 __all__ = [
     "DEFAULT_TOOLS",
-    "Approve",
     "ApprovalKind",
     "ApprovalRequest",
+    "Approve",
     "AtomicFileWriter",
     "BashTool",
     "EditTool",
@@ -62,12 +62,11 @@ def create_coding_tools(
     workspace = Workspace.of(workspace)
     log_dir = os.path.join(tempfile.gettempdir(), f"tiller-bash-{secrets.token_hex(8)}")
     locks = PathLocks()  # write and edit of one session take turns on a file
-    changes = {"open_document": open_document, "writer": writer, "approve": approve, "locks": locks}
     tools: list[AgentTool] = [
         ReadTool(workspace.allowing(log_dir), open_document=open_document),
         BashTool(workspace, log_dir=Workspace(log_dir).root, approve=approve),
-        EditTool(workspace, **changes),
-        WriteTool(workspace, **changes),
+        EditTool(workspace, open_document=open_document, writer=writer, approve=approve, locks=locks),
+        WriteTool(workspace, open_document=open_document, writer=writer, approve=approve, locks=locks),
         GrepTool(workspace),
         FindTool(workspace),
         LsTool(workspace),

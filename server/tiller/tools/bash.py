@@ -26,7 +26,7 @@ from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .aborts import raise_if_aborted, unless_aborted
-from .approval import Approve, ApprovalRequest
+from .approval import ApprovalRequest, Approve
 from .output import CommandOutput
 from .process_group import signal_group, terminate_group
 from .results import text_result

@@ -16,7 +16,7 @@ from typing import Any
 from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from .aborts import raise_if_aborted, unless_aborted
-from .approval import Approve, ApprovalRequest
+from .approval import ApprovalKind, ApprovalRequest, Approve
 from .documents import OpenDocument
 from .workspace import Workspace
 from .writer import AtomicFileWriter, FileWriter
@@ -68,7 +68,7 @@ class FileChangeTool(AgentTool):
         raise NotImplementedError
 
     def approval_request(self, tool_call_id: str, proposal: Proposal) -> ApprovalRequest:
-        kind = "write" if self.name == "write" else "edit"
+        kind: ApprovalKind = "write" if self.name == "write" else "edit"
         verb = "Create" if proposal.old_text is None else ("Overwrite" if kind == "write" else "Edit")
         return ApprovalRequest(
             tool_call_id=tool_call_id, tool_name=self.name, kind=kind, title=f"{verb} {proposal.display_path}",

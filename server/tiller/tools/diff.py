@@ -30,7 +30,7 @@ def unified_diff(old: str | None, new: str, path: str) -> str:
 def first_changed_line(old: str, new: str) -> int | None:
     """1-based line in `new` where it first differs from `old` (None when identical)."""
     a, b = _display_lines(old), _display_lines(new)
-    for index, (x, y) in enumerate(zip(a, b)):
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return index + 1
     return None if len(a) == len(b) else min(len(a), len(b)) + 1

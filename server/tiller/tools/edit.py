@@ -7,6 +7,7 @@ its BOM and line endings: newText is written with the file's own line break.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, NamedTuple
 
 from ..agent.types import AgentToolResult
@@ -87,7 +88,7 @@ def _edits_of(args: dict[str, Any]) -> tuple[list[tuple[str, str]], bool]:
 class _Replacement(NamedTuple):
     start: int  # span of the original text (BOM removed) to replace
     end: int
-    index: int  # position in the edits list, for error messages
+    index: int  # type: ignore[assignment]  # position in the edits list, for error messages
     text: str
 
 
@@ -110,7 +111,7 @@ def apply_edits(original: str, edits: list[tuple[str, str]], path: str, *, named
         text = new.replace("\r\n", "\n").replace("\r", "\n").replace("\n", line_break)
         replacements.append(_Replacement(*match.span, index, text))
     replacements.sort()
-    for before, after in zip(replacements, replacements[1:]):
+    for before, after in itertools.pairwise(replacements):
         if after.start < before.end:
             a, b = sorted((before.index, after.index))
             raise ValueError(

@@ -68,9 +68,9 @@ def truncate_head(text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int 
     total_bytes = utf8_len(text)
     if len(lines) <= max_lines and total_bytes <= max_bytes:
         return _untruncated(text, len(lines), total_bytes, max_lines, max_bytes)
-    limits = {"max_lines": max_lines, "max_bytes": max_bytes}
     if utf8_len(lines[0]) > max_bytes:
-        return Truncation("", True, "bytes", len(lines), total_bytes, 0, 0, first_line_exceeds_limit=True, **limits)
+        return Truncation("", True, "bytes", len(lines), total_bytes, 0, 0, first_line_exceeds_limit=True,
+                          max_lines=max_lines, max_bytes=max_bytes)
     kept: list[str] = []
     size = 0
     by: Literal["lines", "bytes"] = "lines"
@@ -81,7 +81,8 @@ def truncate_head(text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int 
             break
         kept.append(line)
         size += cost
-    return Truncation("\n".join(kept), True, by, len(lines), total_bytes, len(kept), size, **limits)
+    return Truncation("\n".join(kept), True, by, len(lines), total_bytes, len(kept), size,
+                      max_lines=max_lines, max_bytes=max_bytes)
 
 
 def truncate_tail(text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> Truncation:

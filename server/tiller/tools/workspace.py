@@ -42,14 +42,14 @@ class Workspace:
         self.extra_roots = tuple(_real(r) for r in extra_roots)
 
     @classmethod
-    def of(cls, value: "Workspace | str | os.PathLike[str]") -> "Workspace":
+    def of(cls, value: Workspace | str | os.PathLike[str]) -> Workspace:
         return value if isinstance(value, Workspace) else cls(value)
 
     @property
     def roots(self) -> tuple[Path, ...]:
         return (self.root, *self.extra_roots)
 
-    def allowing(self, *roots: str | os.PathLike[str]) -> "Workspace":
+    def allowing(self, *roots: str | os.PathLike[str]) -> Workspace:
         """A copy that also admits `roots` (e.g. the directory bash saves full output in)."""
         return Workspace(self.root, (*self.extra_roots, *roots))
 

@@ -234,6 +234,7 @@ class _Parser:
     def _start(self, index: Any, block: dict[str, Any]) -> list[AssistantMessageEvent]:
         kind = block.get("type")
         builder = self.builder
+        start: AssistantMessageEvent
         if kind == "text":
             at, start = builder.open_text()
             out: list[AssistantMessageEvent] = [start]

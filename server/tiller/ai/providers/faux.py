@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-
 from ..message_builder import ABORTED_TEXT, AssistantMessageBuilder
 from ..options import StreamOptions
 from ..transform import transform_messages
@@ -35,6 +34,7 @@ from ..types import (
     AssistantMessageEvent,
     Context,
     Model,
+    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -60,7 +60,7 @@ def faux_tool_call(name: str, arguments: dict[str, Any], id: str | None = None) 
 
 
 def faux_message(
-    content: str | list[Any], *, stop_reason: str | None = None, error_message: str | None = None
+    content: str | list[Any], *, stop_reason: StopReason | None = None, error_message: str | None = None
 ) -> AssistantMessage:
     blocks = [TextContent(text=content)] if isinstance(content, str) else list(content)
     if stop_reason is None:
@@ -124,6 +124,8 @@ class FauxProvider:
         builder.message.usage.input = _estimate_tokens(context)
         yield builder.start()
         for block in script.content:
+            event: AssistantMessageEvent
+            append: Callable[[int, str], AssistantMessageEvent]
             if isinstance(block, TextContent):
                 index, event = builder.open_text()
                 chunks, append = _chunks(block.text, self.chunk_chars), builder.append_text
@@ -167,7 +169,7 @@ def _estimate_tokens(context: Context) -> int:
         if isinstance(message, UserMessage) and isinstance(message.content, str):
             chars += len(message.content)
         else:
-            chars += len(json.dumps(getattr(message, "dump", lambda: {})().get("content", "")))
+            chars += len(json.dumps(message.dump().get("content", "")))
     return max(1, chars // 4)
 
 

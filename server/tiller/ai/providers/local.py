@@ -196,7 +196,7 @@ def _generate(
             kwargs: dict[str, Any] = {"max_tokens": options.max_tokens or DEFAULT_MAX_TOKENS}
             if options.temperature is not None:
                 kwargs["temperature"] = options.temperature
-            chunks: Iterator[dict[str, Any]] = llama.create_chat_completion(messages, stream=True, **kwargs)  # type: ignore[assignment]
+            chunks: Iterator[dict[str, Any]] = llama.create_chat_completion(messages, stream=True, **kwargs)  # type: ignore[assignment,arg-type]
             input_tokens: int | None = None
             reply: list[str] = []
             reason: Literal["stop", "length"] = "stop"
@@ -235,7 +235,7 @@ def _generate(
                 " start a new session or choose a larger model."
             )
         _emit_quietly(emit, _Failed(f"Local model error: {message}"))
-    except Exception as exc:  # noqa: BLE001 - the stream contract is "error event, never raise"
+    except Exception as exc:
         _emit_quietly(emit, _Failed(f"Local model error: {type(exc).__name__}: {exc}"))
 
 
@@ -276,7 +276,7 @@ async def stream(
             # Ends the `async for` below even if the worker died without a last word.
             try:
                 anyio.from_thread.run_sync(send.close, token=token)
-            except Exception:  # noqa: BLE001 - the event loop is gone; nobody is listening
+            except Exception:
                 pass
 
     # A plain daemon thread rather than anyio.to_thread: the async generator cannot await

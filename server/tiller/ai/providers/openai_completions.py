@@ -254,10 +254,10 @@ class _Parser:
 
     def _tool_delta(self, key: Any, call_id: Any, function: dict[str, Any], out: list[AssistantMessageEvent]) -> None:
         block = self._tools.get(key)
-        new_id = isinstance(call_id, str) and call_id and call_id != self._tool_ids.get(block)
+        new_id = isinstance(call_id, str) and call_id and (block is None or call_id != self._tool_ids.get(block))
         if block is None or not self.builder.is_open(block) or new_id:
             self._close_others(out, keep="tools")
-            name = function.get("name") if isinstance(function.get("name"), str) else ""
+            name = function["name"] if isinstance(function.get("name"), str) else ""
             # llama.cpp's legacy calls and some servers send no id; the agent needs one.
             call_id = call_id if isinstance(call_id, str) and call_id else f"call_{uuid.uuid4().hex[:24]}"
             block, start = self.builder.open_tool_call(call_id, name)
