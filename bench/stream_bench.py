@@ -16,10 +16,9 @@
    reported: on a shared 2-core machine CPU time is the steadier measure.
 3. Cold start: spawn -> `initialize` answer, `tiller serve` vs bench/bare_pygls_server.py.
 
-`--profile` also runs the tiller stream once under cProfile (bench/serve_variant.py) and
+`--profile` also runs the tiller stream once under cProfile (bench/profiled_serve.py) and
 prints where the server's time goes (automatic when tiller is >3x slower than the bare
-writer). `--prototypes` measures the speed-ups bench/serve_variant.py patches in at run
-time (proposals; the server's code is untouched), cumulatively.
+writer).
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ except ImportError:  # pragma: no cover
 
 HERE = Path(__file__).resolve().parent
 CHUNK = 4
-PROTOTYPES = ["", "plain", "plain,queue", "plain,queue,coalesce", "frame,queue", "frame,queue,coalesce"]
 
 
 def _env(workdir: Path, **extra: str) -> dict[str, str]:
@@ -86,7 +84,7 @@ class _Counter:
 
 
 async def stream_tiller(deltas: int, repeat: int, workdir: Path, profile: Path | None = None,
-                        patches: str | None = None, sse_port: int | None = None) -> dict[str, Any]:
+                        sse_port: int | None = None) -> dict[str, Any]:
     """Stream through `tiller serve`: from the faux model (one delta per event-loop pass), or
     with `sse_port` from a loopback OpenAI-compatible server (many deltas per network read,
     which the server coalesces)."""
@@ -100,10 +98,9 @@ async def stream_tiller(deltas: int, repeat: int, workdir: Path, profile: Path |
         script.write_text(json.dumps({"chunkChars": CHUNK, "delayMs": 0, "responses": responses}))
         env = _env(workdir, TILLER_MODEL="faux/faux-1", TILLER_FAUX_SCRIPT=str(script))
     command = [sys.executable, "-m", "tiller", "serve"]
-    if profile is not None or patches is not None:
-        command = [sys.executable, str(HERE / "serve_variant.py")]
-        env["TILLER_BENCH_PROFILE"] = str(profile or "")
-        env["TILLER_BENCH_PATCHES"] = patches or ""
+    if profile is not None:
+        command = [sys.executable, str(HERE / "profiled_serve.py")]
+        env["TILLER_BENCH_PROFILE"] = str(profile)
     counter = _Counter()
     with open(workdir / "server.log", "wb") as log:
         client = await AgentClient.spawn(command, env=env, stderr=log, on_event=counter)
@@ -201,7 +198,6 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="streams per measurement (median)")
     parser.add_argument("--starts", type=int, default=5, help="cold starts per server (median)")
     parser.add_argument("--profile", action="store_true", help="also profile one tiller stream")
-    parser.add_argument("--prototypes", action="store_true", help="also measure the prototype speed-ups")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="tiller-bench-") as tmp:
@@ -254,21 +250,6 @@ async def main() -> None:
         ratio = statistics.median(w for w, _ in tiller_starts) / statistics.median(w for w, _ in bare_starts)
         cpu_ratio = statistics.median(c for _, c in tiller_starts) / statistics.median(c for _, c in bare_starts)
         print(f"{'tiller / bare':34} {ratio:>10.2f}x{'':18}{cpu_ratio:>8.2f}x")
-
-        if args.prototypes:
-            # Interleaved rounds, one fresh server per variant and round: load from other
-            # processes on the machine hits every variant alike.
-            runs: dict[str, list[dict[str, Any]]] = {patches: [] for patches in PROTOTYPES}
-            for _ in range(args.repeat):
-                for patches in PROTOTYPES:
-                    runs[patches] += (await stream_tiller(args.deltas, 1, workdir, patches=patches))["runs"]
-            print(f"\nprototypes (bench/serve_variant.py), median of {args.repeat} interleaved rounds")
-            print(HEADER)
-            shipped = _summary(args.deltas, runs[""])
-            for patches in PROTOTYPES:
-                result = _summary(args.deltas, runs[patches])
-                print(_row(patches or "(none: as shipped)", result)
-                      + f"  {shipped['server_cpu'] / max(result['server_cpu'], 1e-9):.2f}x less server CPU")
 
         slow = _rate(flushed) / _rate(tiller)
         if args.profile or slow > 3:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from tiller.ai.types import AssistantMessage, TextContent, UserMessage
-from tiller.server.session import session_title
-from tiller.server.store import SessionStore, default_data_dir
+from tiller.persistence.session_files import SessionStore, default_data_dir, session_title
 
 
 def test_round_trip_and_torn_last_line(tmp_path):

@@ -8,8 +8,8 @@ import json
 from tiller.agent import agent_loop
 from tiller.ai.providers.faux import FauxProvider, faux_message, faux_thinking, faux_tool_call
 from tiller.ai.types import TextContent
-from tiller.server.protocol import MessageUpdateDelta
-from tiller.server.wire import wire_event
+from tiller.protocol.events import MessageUpdateDelta
+from tiller.protocol.wire_events import wire_event
 
 from .agent.helpers import context, loop_config, user
 from .support.rebuild import rebuild
@@ -27,7 +27,7 @@ async def test_deltas_rebuild_the_final_message_and_match_the_schema():
     wire = []
     stream = agent_loop([user("go")], context(), loop_config(faux, max_turns=1))
     async for event in stream:
-        wire.append(json.loads(json.dumps(wire_event(event))))
+        wire.append(json.loads(json.dumps(wire_event(event).dump())))
 
     start = next(e for e in wire if e["type"] == "message_start" and e["message"]["role"] == "assistant")
     end = next(e for e in wire if e["type"] == "message_end" and e["message"]["role"] == "assistant")

@@ -75,7 +75,7 @@ async def _run(args: argparse.Namespace) -> int:
     from .ai.models import ModelCatalog
     from .ai.types import AssistantMessage, total_usage
     from .chat.terminal import TerminalRenderer
-    from .server.wire import wire_event
+    from .protocol.wire_events import wire_event
 
     catalog = ModelCatalog.load()
     model = catalog.resolve(args.model) if args.model else catalog.default_model()
@@ -85,7 +85,7 @@ async def _run(args: argparse.Namespace) -> int:
     agent.set_thinking_level(args.thinking)
     # The same rendering as `tiller chat`, fed the events as they would go on the wire.
     ui = TerminalRenderer(sys.stdout, sys.stderr)
-    agent.subscribe(_JsonPrinter(sys.stdout) if args.json else lambda event: ui.event({"event": wire_event(event)}))
+    agent.subscribe(_JsonPrinter(sys.stdout) if args.json else lambda event: ui.event({"event": wire_event(event).dump()}))
 
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, agent.abort)  # Ctrl-C stops the run, keeps the text
@@ -114,7 +114,7 @@ class _JsonPrinter:
 def _serve(args: argparse.Namespace) -> int:
     import logging
 
-    from .server.app import serve_stdio, serve_tcp
+    from .lsp.transport import serve_stdio, serve_tcp
 
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -15,7 +15,11 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from .agent.types import AgentEvent, AgentMessage, AgentToolResult
 from .ai.types import AssistantMessageEvent, Model, StopReason, ThinkingLevel, Usage
-from .server import protocol as p
+from .protocol import events as e
+from .protocol import methods as p
+from .protocol.errors import ErrorCode
+from .protocol.methods import METHODS
+from .protocol.modes import FEATURES, PROTOCOL_VERSION
 
 
 class TillerWireTypes(BaseModel):
@@ -31,18 +35,18 @@ class TillerWireTypes(BaseModel):
     usage: Usage
     stop_reason: StopReason
     thinking_level: ThinkingLevel
-    # The agent/* protocol (server/tiller/server/protocol.py).
-    event_notification: p.EventNotification
-    wire_event: p.WireEvent
-    message_update_on_the_wire: p.MessageUpdateDelta
-    approval_request_event: p.ApprovalRequestEvent
-    approval_resolved_event: p.ApprovalResolvedEvent
-    persistence_error_event: p.PersistenceErrorEvent
+    # The agent/* protocol (server/tiller/protocol/).
+    event_notification: e.EventNotification
+    wire_event: e.WireEvent
+    message_update_on_the_wire: e.MessageUpdateDelta
+    approval_request_event: e.ApprovalRequestEvent
+    approval_resolved_event: e.ApprovalResolvedEvent
+    persistence_error_event: e.PersistenceErrorEvent
     respond_approval_params: p.RespondApprovalParams
     set_approval_mode_params: p.SetApprovalModeParams
     list_sessions_params: p.ListSessionsParams
-    queue_update_event: p.QueueUpdateEvent
-    session_state_event: p.SessionStateEvent
+    queue_update_event: e.QueueUpdateEvent
+    session_state_event: e.SessionStateEvent
     new_session_params: p.NewSessionParams
     new_session_result: p.NewSessionResult
     prompt_params: p.PromptParams
@@ -56,6 +60,7 @@ class TillerWireTypes(BaseModel):
     set_queue_modes_params: p.SetQueueModesParams
     list_models_result: p.ListModelsResult
     list_sessions_result: p.ListSessionsResult
+    empty: p.Empty
 
 
 class WireJsonSchema(GenerateJsonSchema):
@@ -75,9 +80,20 @@ class WireJsonSchema(GenerateJsonSchema):
 
 
 def wire_schema() -> dict[str, Any]:
-    return TillerWireTypes.model_json_schema(
+    schema = TillerWireTypes.model_json_schema(
         by_alias=True, mode="serialization", schema_generator=WireJsonSchema
     )
+    # What is not a type but a client still needs, so that no client copies it by hand.
+    schema["x-tiller"] = {
+        "protocolVersion": PROTOCOL_VERSION,
+        "features": FEATURES,
+        "errorCodes": {code.name: int(code) for code in ErrorCode},
+        "methods": {
+            name: {"params": method.params.__name__ if method.params else None, "result": method.result.__name__}
+            for name, method in METHODS.items()
+        },
+    }
+    return schema
 
 
 def wire_schema_text() -> str:

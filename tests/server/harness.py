@@ -6,8 +6,9 @@ OpenAI loopback URL, ...) and yields a `TillerClient`: a pytest-lsp client whose
 received, that answers `workspace/applyEdit` as an editor would (recording each), and that
 reads the server's stdout strictly (a stray byte outside a frame is recorded, where pygls's
 own reader would silently skip it). On the way out it checks that
-the stream was clean, that no API key ever crossed the wire, and that the server exits 0
-after `shutdown` + `exit`.
+the stream was clean, that no API key ever crossed the wire, that every `agent/event` and
+every `agent/*` result matched its type in the generated JSON Schema (a renamed key fails the
+test that received it), and that the server exits 0 after `shutdown` + `exit`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 from tests.support.rebuild import rebuild  # noqa: F401  (re-exported for the tests)
 from tests.support.sse_server import SSEServer
-from tiller.server.app import dict_params_converter
+from tests.support.wire_schema import schema_errors
+from tiller.lsp.server import dict_params_converter
 
 # Present in every server's environment; must never appear in anything the server sends.
 SECRET = "sk-test-SECRET"
@@ -77,6 +79,7 @@ class RecordingProtocol(LanguageClientProtocol):
     def structure_message(self, data: dict[str, Any]) -> Any:
         # Called bottom-up for every JSON object; the envelope is the one with "jsonrpc".
         if "jsonrpc" in data:
+            self._server._check_shape(data)
             self._server._arrived(self._server.received, data)
         return super().structure_message(data)
 
@@ -107,6 +110,8 @@ class TillerClient(LanguageClient):
         super().__init__(protocol_cls=RecordingProtocol, converter_factory=dict_converter)
         register_lsp_features(self)
         self.events: list[Event] = []  # agent/event params, in arrival order
+        self.methods_sent: dict[int, str] = {}  # request id -> method
+        self.schema_violations: list[str] = []
         self.received: list[dict[str, Any]] = []  # every message from the server, raw JSON
         self.wire: StrictReader | None = None
         self.initialize_result: types.InitializeResult | None = None
@@ -155,7 +160,21 @@ class TillerClient(LanguageClient):
     # --- requests ------------------------------------------------------------------------
 
     def send(self, method: str, params: Any = None) -> Pending:
-        return Pending(self, next(self._ids), method, params)
+        msg_id = next(self._ids)
+        self.methods_sent[msg_id] = method
+        return Pending(self, msg_id, method, params)
+
+    def _check_shape(self, message: dict[str, Any]) -> None:
+        """Every agent/event and every agent/* result must be what the schema declares."""
+        if message.get("method") == "agent/event":
+            problems = schema_errors("EventNotification", message.get("params"))
+            where = "agent/event"
+        elif "result" in message and (method := self.methods_sent.get(message.get("id"))):  # type: ignore[arg-type]
+            problems = schema_errors(method, message["result"], result_of=True)
+            where = f"the result of {method}"
+        else:
+            return
+        self.schema_violations += [f"{where}: {problem}" for problem in problems]
 
     async def request(self, method: str, params: Any = None) -> Any:
         return await self.send(method, params).result()
@@ -295,6 +314,7 @@ async def running_tiller(
         await client.stop()
     assert client.wire is not None and client.wire.stray == [], f"bytes outside LSP frames: {client.wire.stray}"
     assert SECRET not in json.dumps(client.received), "an API key crossed the wire"
+    assert client.schema_violations == [], "\n".join(client.schema_violations)
 
 
 def editor_capabilities(

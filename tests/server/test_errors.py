@@ -94,20 +94,21 @@ SITECUSTOMIZE = textwrap.dedent('''
     import subprocess
     import sys
 
-    import tiller.server.session as session
+    import tiller.host.event_channel as channel
+    import tiller.host.session as session
 
-    _emit = session.Session._send
+    _deliver = channel.EventChannel._deliver
 
-    def emit(self, event):
+    def deliver(self, event):
         with open(os.environ["HOOK_LOG"], "a") as log:  # proof that the hook ran
-            log.write(event["type"] + "\\n")
-        print("stray print() before", event.get("type"))
+            log.write(event.type + "\\n")
+        print("stray print() before", event.type)
         sys.stdout.write("stray sys.stdout.write\\n")
         sys.stdout.flush()
-        _emit(self, event)
+        _deliver(self, event)
         print("stray print() after", end="", flush=True)
 
-    session.Session._send = emit
+    channel.EventChannel._deliver = deliver
 
     _new_session = session.Session.__init__
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tiller.tools import EditTool, Workspace
-from tiller.tools.approval import ApprovalRequest
+from tiller.tools.ports import ApprovalRequest
 
 from .helpers import fails, run, text
 

@@ -8,7 +8,7 @@ from jsonschema import Draft202012Validator
 
 from tiller.agent.validation import validate_tool_arguments
 from tiller.tools import DEFAULT_TOOLS, create_coding_tools
-from tiller.tools.approval import ApprovalRequest
+from tiller.tools.ports import ApprovalRequest
 
 from .helpers import run, text
 

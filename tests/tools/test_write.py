@@ -11,7 +11,7 @@ import pytest
 
 from tiller.ai.abort import AbortSignal
 from tiller.tools import Workspace, WriteTool
-from tiller.tools.approval import ApprovalRequest
+from tiller.tools.ports import ApprovalRequest
 
 from .helpers import fails, run, text
 

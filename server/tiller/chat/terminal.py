@@ -25,9 +25,9 @@ import tempfile
 import threading
 from typing import Any, TextIO
 
+from ..protocol.errors import ErrorCode  # light: the protocol package imports nothing heavy
 from .client import AgentClient, RpcError
 
-MODEL_NOT_FOUND = -32003  # tiller.server.protocol.MODEL_NOT_FOUND (not imported: keeps startup light)
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
 MAX_TOOL_LINE = 160
 
@@ -300,7 +300,7 @@ class ChatApp:
                     code = await self._interactive()
             except RpcError as error:
                 self.ui.error(error.message)
-                code = EXIT_USAGE if error.code == MODEL_NOT_FOUND else EXIT_ERROR
+                code = EXIT_USAGE if error.code == ErrorCode.MODEL_NOT_FOUND else EXIT_ERROR
             except ResumeError as error:
                 self.ui.error(str(error))
                 code = EXIT_USAGE

@@ -7,18 +7,17 @@ import secrets
 import tempfile
 
 from ..agent.types import AgentTool
-from .approval import ApprovalKind, ApprovalRequest, Approve
+from .atomic_write import AtomicFileWriter
 from .bash import BashTool
 from .change import PathLocks, Proposal
-from .documents import OpenDocument
 from .edit import EditTool
 from .find import FindTool
 from .grep import GrepTool
 from .ls import LsTool
+from .ports import ApprovalKind, ApprovalRequest, Approve, FileWriter, OpenDocument
 from .read import ReadTool
 from .workspace import OutsideWorkspaceError, Workspace, safe_env
 from .write import WriteTool
-from .writer import AtomicFileWriter, FileWriter
 
 DEFAULT_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
 

@@ -26,8 +26,8 @@ from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .aborts import raise_if_aborted, unless_aborted
-from .approval import ApprovalRequest, Approve
 from .output import CommandOutput
+from .ports import ApprovalRequest, Approve
 from .process_group import signal_group, terminate_group
 from .results import text_result
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size

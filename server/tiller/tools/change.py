@@ -1,7 +1,7 @@
 """The shared flow of the tools that change files: plan, approve, apply.
 
 write and edit first compute the complete new text and a diff (a `Proposal`) without
-touching anything; an optional `approve(request)` hook (see approval.py) then runs (the server asks the user
+touching anything; an optional `approve(request)` hook (see ports.py) then runs (the server asks the user
 there, and raises to refuse); only then does the `FileWriter` apply it. Changes to one path
 are serialised so two parallel edits cannot both start from the same original.
 """
@@ -16,10 +16,9 @@ from typing import Any
 from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from .aborts import raise_if_aborted, unless_aborted
-from .approval import ApprovalKind, ApprovalRequest, Approve
-from .documents import OpenDocument
+from .atomic_write import AtomicFileWriter
+from .ports import ApprovalKind, ApprovalRequest, Approve, FileWriter, OpenDocument
 from .workspace import Workspace
-from .writer import AtomicFileWriter, FileWriter
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from ..agent.types import AgentTool, AgentToolResult, OnUpdate
 from ..ai.abort import AbortSignal
 from ..ai.types import ImageContent, TextContent
 from .aborts import raise_if_aborted
-from .documents import OpenDocument
+from .documents import editor_text
+from .ports import OpenDocument
 from .results import text_result
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head, utf8_len
 from .workspace import Workspace
@@ -62,7 +63,7 @@ class ReadTool(AgentTool):
         raise_if_aborted(cancel)
         display = args["path"]
         path = self.workspace.resolve(display)
-        text = self.open_document(path) if self.open_document else None
+        text = await editor_text(path, self.open_document)
         if text is None:
             data = await asyncio.to_thread(path.read_bytes)  # its OSError text is the message
             raise_if_aborted(cancel)

@@ -37,6 +37,7 @@ export interface TillerWireTypes {
     | ToolCallEndEvent
     | DoneEvent
     | ErrorEvent;
+  empty: Empty;
   event_notification: EventNotification;
   list_models_result: ListModelsResult;
   list_sessions_params: ListSessionsParams;
@@ -457,6 +458,13 @@ export interface ApprovalResolvedEvent {
   toolCallId: string;
   type: "approval_resolved";
 }
+/**
+ * The result of a method that only acknowledges (`{}`).
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "Empty".
+ */
+export interface Empty {}
 /**
  * `agent/event`: one event of one session; `seq` rises by one per session.
  *

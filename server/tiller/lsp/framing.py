@@ -3,9 +3,10 @@
 Every `agent/event` is one LSP frame. pygls's own path for a notification wraps it in an
 attrs object that cattrs then walks key by key, and its stdout writer flushes after every
 frame; at streaming rates that is most of the server's CPU (see bench/). Events therefore
-go out as frames we serialise directly, and all frames (pygls's responses included) pass
-through one buffer that is flushed once per event-loop pass or when it holds 64 KiB.
-Frames are never reordered or dropped: events still precede the answer they belong to.
+go out as frames we serialise directly from their pydantic class, and all frames (pygls's
+responses included) pass through one buffer that is flushed once per event-loop pass or
+when it holds 64 KiB. Frames are never reordered or dropped: events still precede the
+answer they belong to.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import asyncio
 import json
 import logging
 import threading
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
-logger = logging.getLogger("tiller.server")
+from ..protocol.events import AnyWireEvent, EventNotification
+
+logger = logging.getLogger("tiller.lsp")
 
 FLUSH_AT = 64 * 1024
 
@@ -28,10 +31,24 @@ def frame(message: dict[str, Any]) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body.encode("ascii")
 
 
+def event_frame(session_id: str, seq: int, event: AnyWireEvent) -> bytes:
+    """The `agent/event` notification of one session event."""
+    params = EventNotification(session_id=session_id, seq=seq, event=event).dump()
+    return frame({"jsonrpc": "2.0", "method": "agent/event", "params": params})
+
+
+class Output(Protocol):
+    def write(self, data: bytes, /) -> Any: ...
+
+    def flush(self) -> Any: ...
+
+    def close(self) -> Any: ...
+
+
 class CoalescingWriter:
     """A pygls writer (`write(bytes)`, `close()`) that batches frames into few syscalls."""
 
-    def __init__(self, out: BinaryIO, flush_at: int = FLUSH_AT) -> None:
+    def __init__(self, out: Output, flush_at: int = FLUSH_AT) -> None:
         self._out = out
         self._flush_at = flush_at
         self._buffer = bytearray()

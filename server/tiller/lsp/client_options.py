@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..ai.types import WireModel
-
-ApprovalMode = Literal["ask", "acceptEdits", "yolo"]
+from ..host.settings import HostSettings
+from ..protocol.modes import ApprovalMode
 
 
 class InitializationOptions(WireModel):
@@ -34,6 +34,9 @@ class InitializationOptions(WireModel):
                 except ValidationError:
                     continue
             return cls.model_validate(valid)
+
+    def host_settings(self) -> HostSettings:
+        return HostSettings(default_model=self.default_model, approval_mode=self.approval_mode, data_dir=self.data_dir)
 
 
 class ClientFeatures(WireModel):

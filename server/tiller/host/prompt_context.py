@@ -2,43 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from urllib.parse import urlparse
-
-from pygls import uris
+from urllib.parse import unquote, urlparse
 
 from ..ai.types import TextContent
-from .protocol import EditorContext
+from ..protocol.methods import EditorContext
+from .editor import EditorDocument
 
 # Attached files are capped so one huge file cannot crowd out the conversation.
 MAX_CONTEXT_CHARS = 50_000
 
+DocumentAt = Callable[[str], Awaitable[EditorDocument | None]]
+
 
 def uri_to_path(uri: str) -> Path | None:
-    """The file a `file:` URI names (pygls's decoding, as for its own documents), else None."""
-    if urlparse(uri).scheme != "file":
+    """The file a `file:` URI names, else None."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
         return None
-    path = uris.to_fs_path(uri)
-    return Path(path) if path else None
+    return Path(unquote(parsed.path)) if parsed.path else None
 
 
-def context_blocks(
-    items: list[EditorContext], read_document: Callable[[str], str | None]
-) -> list[TextContent]:
-    return [TextContent(text=_describe(item, read_document)) for item in items]
+async def context_blocks(items: list[EditorContext], document_at: DocumentAt) -> list[TextContent]:
+    return [TextContent(text=await _describe(item, document_at)) for item in items]
 
 
-def _describe(item: EditorContext, read_document: Callable[[str], str | None]) -> str:
+async def _describe(item: EditorContext, document_at: DocumentAt) -> str:
     path = uri_to_path(item.uri)
     name = str(path) if path else item.uri
     text = item.text
     if text is None:
         # Prefer the editor's buffer (unsaved changes included) over the file on disk.
-        text = read_document(item.uri)
+        document = await document_at(item.uri)
+        text = document.text if document is not None else None
     if text is None and path is not None:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace")
         except OSError as error:
             return f"[Could not attach {name}: {error.strerror or error}]"
     text = text or ""

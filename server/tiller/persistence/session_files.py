@@ -186,3 +186,16 @@ class SessionStore:
             return False
         path.unlink()
         return True
+
+
+def session_title(messages: list[Any]) -> str:
+    """What a session is listed as: the first line of its first user message's text."""
+    for message in messages:
+        if getattr(message, "role", None) == "user":
+            content = message.content
+            text = content if isinstance(content, str) else next(
+                (b.text for b in content if getattr(b, "type", None) == "text"), ""
+            )
+            line = text.strip().splitlines()[0] if text.strip() else ""
+            return line[:80] or "(untitled)"
+    return "(new session)"

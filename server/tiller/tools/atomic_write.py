@@ -1,8 +1,7 @@
-"""Where write and edit put their result: a pluggable `FileWriter`.
+"""Writing a file so that no reader ever sees half of it: the tools' default `FileWriter`.
 
-The default writes to disk atomically. The server substitutes a writer that routes the
-change through the editor (workspace/applyEdit), so open buffers, undo and dirty state stay
-coherent with what the model did.
+A host may substitute a writer that routes the change through the editor (its buffers, its
+undo) and uses this one for the disk.
 """
 
 from __future__ import annotations
@@ -13,13 +12,6 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Protocol
-
-
-class FileWriter(Protocol):
-    async def write(self, path: Path, text: str) -> None:
-        """Replace (or create) the file at the resolved `path` with `text`."""
-        ...
 
 
 def _process_umask() -> int:

@@ -1,0 +1,139 @@
+"""Approvals: whether a tool's change may happen, asking the user when the mode says so.
+
+edit, write and bash call `Approvals.__call__` (the tools' `Approve` port) with what they
+would do. Depending on the session's mode the change is allowed at once, or the user is
+asked: an `approval_request` event goes out and the tool waits until the front end brings
+the answer back (`respond`). The pending approval lives here, in the session, not in a
+transport's request, so a client that reconnects finds it in `agent/getState` and can still
+answer it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from ..protocol.errors import ErrorCode
+from ..protocol.events import AnyWireEvent, ApprovalOption, ApprovalRequestEvent, ApprovalResolvedEvent
+from ..protocol.modes import ApprovalMode, ApprovalOptionId
+from ..tools.aborts import OPERATION_ABORTED
+from ..tools.ports import ApprovalRequest
+from .errors import HostError
+
+
+class Rejected(Exception):
+    """The user (or the mode) said no; the message is the tool's error result."""
+
+
+class ApprovalCancelled(Exception):
+    """The run was aborted while the user decided."""
+
+
+@dataclass
+class Pending:
+    request: ApprovalRequest
+    event: ApprovalRequestEvent
+    answer: asyncio.Future[tuple[ApprovalOptionId, str | None]]
+
+
+def approval_options(tool_name: str) -> list[ApprovalOption]:
+    return [
+        ApprovalOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+        ApprovalOption(option_id="allow_always", name=f"Always allow {tool_name} in this session", kind="allow_always"),
+        ApprovalOption(option_id="reject_once", name="Reject", kind="reject_once"),
+        ApprovalOption(option_id="reject_always", name=f"Always reject {tool_name} in this session",
+                       kind="reject_always"),
+    ]
+
+
+def rejection_text(request: ApprovalRequest, message: str | None = None) -> str:
+    noun = "command" if request.kind == "execute" else "edit"
+    text = f"The user rejected this {noun}"
+    return f"{text}: {message.strip()}" if message and message.strip() else f"{text}."
+
+
+class Approvals:
+    def __init__(self, emit: Callable[[AnyWireEvent], None], mode: ApprovalMode, client_shows_approvals: bool):
+        self._emit = emit
+        self.mode: ApprovalMode = mode
+        self.client_shows_approvals = client_shows_approvals
+        self.always_allowed: set[str] = set()
+        self.always_rejected: set[str] = set()
+        self.pending: dict[str, Pending] = {}
+
+    # --- the tools' port ----------------------------------------------------------------
+
+    async def __call__(self, request: ApprovalRequest) -> None:
+        if self._allowed_without_asking(request):
+            return
+        if request.tool_name in self.always_rejected:
+            raise Rejected(rejection_text(request, f"{request.tool_name} is always rejected in this session"))
+        if not self.client_shows_approvals:
+            raise Rejected(
+                f"Not done: this {'command' if request.kind == 'execute' else 'change'} needs the user's approval, "
+                "but the editor does not show approval requests (it did not declare "
+                "capabilities.experimental.tiller.approvals). The user can allow changes by setting the "
+                'approval mode to "acceptEdits" or "yolo".'
+            )
+        await self._ask(request)
+
+    def _allowed_without_asking(self, request: ApprovalRequest) -> bool:
+        if self.mode == "yolo" or request.tool_name in self.always_allowed:
+            return True
+        return self.mode == "acceptEdits" and request.kind in ("edit", "write")
+
+    async def _ask(self, request: ApprovalRequest) -> None:
+        event = ApprovalRequestEvent(
+            approval_id=uuid.uuid4().hex[:12],
+            tool_call_id=request.tool_call_id,
+            tool_name=request.tool_name,
+            kind=request.kind,
+            title=request.title,
+            path=str(request.path) if request.path is not None else None,
+            diff=request.diff,
+            new_text=request.new_text,
+            command=request.command,
+            options=approval_options(request.tool_name),
+        )
+        answer: asyncio.Future[tuple[ApprovalOptionId, str | None]] = asyncio.get_running_loop().create_future()
+        self.pending[event.approval_id] = Pending(request, event, answer)
+        self._emit(event)
+        try:
+            option_id, message = await answer
+        except (asyncio.CancelledError, ApprovalCancelled):  # aborted while the user decided
+            self._resolved(event, outcome="cancelled")
+            raise
+        finally:
+            self.pending.pop(event.approval_id, None)
+        self._resolved(event, outcome="selected", option_id=option_id)
+        if option_id == "allow_always":
+            self.always_allowed.add(request.tool_name)
+        elif option_id == "reject_always":
+            self.always_rejected.add(request.tool_name)
+        if option_id.startswith("reject"):
+            raise Rejected(rejection_text(request, message))
+
+    def _resolved(self, asked: ApprovalRequestEvent, *, outcome: Literal["selected", "cancelled"],
+                  option_id: ApprovalOptionId | None = None) -> None:
+        self._emit(ApprovalResolvedEvent(approval_id=asked.approval_id, tool_call_id=asked.tool_call_id,
+                                         outcome=outcome, option_id=option_id))
+
+    # --- the user's answer --------------------------------------------------------------
+
+    def respond(self, approval_id: str, option_id: ApprovalOptionId, message: str | None = None) -> None:
+        pending = self.pending.get(approval_id)
+        if pending is None or pending.answer.done():
+            raise HostError(ErrorCode.APPROVAL_NOT_FOUND,
+                            f"Unknown approval: {approval_id} (already answered, cancelled, or never asked)")
+        pending.answer.set_result((option_id, message))
+
+    def cancel_all(self) -> None:
+        for pending in list(self.pending.values()):
+            if not pending.answer.done():
+                pending.answer.set_exception(ApprovalCancelled(OPERATION_ABORTED))
+
+    def pending_events(self) -> list[ApprovalRequestEvent]:
+        return [pending.event for pending in self.pending.values()]

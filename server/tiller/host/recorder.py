@@ -1,0 +1,73 @@
+"""Saving a session as it goes, so that no completed message is ever lost.
+
+The file is created when the first message ends (an empty session leaves nothing on disk);
+its header records what the session may do (model, tools, system prompt) and a settings
+line the thinking level and approval mode chosen before then. Each completed message is
+appended (fsynced) before the client hears of its end. A loaded session appends to its
+existing file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..persistence.session_files import SessionFile, SessionStore
+from ..protocol.events import PersistenceErrorEvent
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    model: str
+    thinking_level: str
+    approval_mode: str
+    tools: list[str]
+    system_prompt: str
+
+
+class SessionRecorder:
+    def __init__(
+        self,
+        store: SessionStore,
+        session_id: str,
+        cwd: str,
+        settings: Callable[[], SessionSettings],
+        report: Callable[[PersistenceErrorEvent], None],
+        file: SessionFile | None = None,
+    ) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._cwd = cwd
+        self._settings = settings
+        self._report = report
+        self._file = file
+        self.last_saved: Any = None
+
+    def save_message(self, message: Any) -> None:
+        """Durably append a completed message (fsync). Losing the file must not lose the
+        session: a failure is reported (once per failure) and the session goes on."""
+        try:
+            if self._file is None:
+                self._file = self._create()
+            self._file.append_message(message)
+        except OSError as error:
+            self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
+        self.last_saved = message
+
+    def save_settings(self) -> None:
+        """Record changed settings; before the file exists they go into its first lines."""
+        if self._file is None:
+            return
+        settings = self._settings()
+        try:
+            self._file.append_settings(settings.model, settings.thinking_level, settings.approval_mode)
+        except OSError as error:
+            self._report(PersistenceErrorEvent(message=f"Could not save the session's settings: {error}"))
+
+    def _create(self) -> SessionFile:
+        settings = self._settings()
+        created = self._store.create(self._session_id, self._cwd, settings.model, tools=settings.tools,
+                                     system_prompt=settings.system_prompt)
+        created.append_settings(settings.model, settings.thinking_level, settings.approval_mode)
+        return created

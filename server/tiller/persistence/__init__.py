@@ -1,0 +1,1 @@
+"""Where sessions are kept between server processes: append-only JSON Lines files."""
