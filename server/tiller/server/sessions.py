@@ -118,7 +118,9 @@ class SessionManager:
         session_id: str | None = None,
         file=None,
     ) -> Session:
-        agent = Agent(get_api_key=self.catalog.api_key)
+        # Sessions keep sequential tools until the host serialises same-file calls and clients
+        # show several approvals at once (issue 16, host part); the library default is parallel.
+        agent = Agent(get_api_key=self.catalog.api_key, tool_execution="sequential")
         agent.set_model(model)
         agent.set_system_prompt(system_prompt or DEFAULT_SYSTEM_PROMPT)
         server = self.server
