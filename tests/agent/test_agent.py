@@ -38,6 +38,26 @@ def test_default_state():
     assert state.error is None
 
 
+async def test_agent_runs_tools_in_parallel_by_default():
+    assert Agent().tool_execution == "parallel"  # pi's Agent: toolExecution ?? "parallel"
+    faux = FauxProvider()
+    faux.set_responses([
+        faux_message([faux_tool_call("echo", {"value": "waits"}, id="1"), faux_tool_call("echo", {"value": "opens"}, id="2")]),
+        faux_message("done"),
+    ])
+    gate = anyio.Event()
+    calls: list = []
+    agent = faux_agent(faux)
+    agent.set_tools([echo_tool(calls, gate=gate)])
+    task = asyncio.create_task(agent.prompt("go"))
+    await wait_until(lambda: calls == ["waits", "opens"])  # both running before either finished
+    assert agent.state.pending_tool_calls == {"1", "2"}
+    gate.set()
+    await task
+    assert [(m.role, text_of(m)) for m in agent.state.messages[2:4]] == [
+        ("toolResult", "echoed: waits"), ("toolResult", "echoed: opens")]
+
+
 def test_custom_initial_state():
     faux = FauxProvider()
     agent = Agent(initial_state={"system_prompt": "Be brief.", "model": faux.model(), "thinking_level": "low"})
@@ -265,7 +285,7 @@ async def test_steer_during_tool_run_skips_rest_and_follow_up_runs_last():
     ])
     gate = anyio.Event()
     calls: list = []
-    agent = faux_agent(faux)
+    agent = faux_agent(faux, tool_execution="sequential")  # steering skips the calls after the running one
     agent.set_tools([echo_tool(calls, gate=gate)])
     task = asyncio.create_task(agent.prompt("start"))
     await wait_until(lambda: calls == ["1"])

@@ -7,15 +7,17 @@ import pytest
 
 from tiller.agent import (
     SKIPPED_TEXT,
+    AfterToolCallResult,
     AgentLoopConfig,
     AgentTool,
+    BeforeToolCallResult,
     CustomMessage,
     agent_loop,
     agent_loop_continue,
     run_agent_loop,
 )
-from tiller.ai.providers.faux import FauxProvider, faux_message, faux_tool_call
-from tiller.ai.types import AssistantMessage, ToolResultMessage
+from tiller.ai.providers.faux import FauxProvider, faux_message, faux_text, faux_tool_call
+from tiller.ai.types import AssistantMessage, TextContent, ToolResultMessage
 
 from .helpers import collect, context, echo_tool, loop_config, text_of, types_of, user
 
@@ -138,6 +140,126 @@ async def test_parallel_execution_emits_results_in_source_order():
     assert result_ends == ["tool-1", "tool-2"]
     starts = [e.tool_call_id for e in events if e.type == "tool_execution_start"]
     assert starts == ["tool-1", "tool-2"]
+
+
+def gated_pair() -> tuple[list[AgentTool], list[str]]:
+    """`slow` waits until `fast` has run: a batch of the two only finishes if they overlap."""
+    gate = anyio.Event()
+    finished: list[str] = []
+
+    async def slow(tool_call_id, args, cancel, on_update):
+        await gate.wait()
+        finished.append("slow")
+        return {"content": [{"type": "text", "text": "slow"}]}
+
+    async def fast(tool_call_id, args, cancel, on_update):
+        gate.set()
+        finished.append("fast")
+        return {"content": [{"type": "text", "text": "fast"}]}
+
+    schema = {"type": "object", "properties": {}}
+    return [AgentTool.from_function("slow", "", schema, slow), AgentTool.from_function("fast", "", schema, fast)], finished
+
+
+async def test_tools_run_in_parallel_by_default():
+    # pi-agent-core's loop treats anything but toolExecution "sequential" as parallel.
+    assert AgentLoopConfig(model=FauxProvider().model()).tool_execution == "parallel"
+    faux = FauxProvider()
+    faux.set_responses([
+        faux_message([faux_tool_call("slow", {}, id="tool-1"), faux_tool_call("fast", {}, id="tool-2")]),
+        faux_message("done"),
+    ])
+    tools, finished = gated_pair()
+    with anyio.fail_after(10):
+        messages = await agent_loop([user("go")], context(tools=tools), loop_config(faux)).result()
+    assert finished == ["fast", "slow"]
+    assert [m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)] == ["tool-1", "tool-2"]
+
+
+async def test_hooks_block_fail_and_replace_results():
+    faux = FauxProvider()
+    faux.set_responses([
+        faux_message([
+            faux_tool_call("echo", {"value": "blocked"}, id="b"),
+            faux_tool_call("echo", {"value": "quiet"}, id="q"),
+            faux_tool_call("echo", {"value": "raise"}, id="r"),
+            faux_tool_call("echo", {"value": "keep"}, id="k"),
+            faux_tool_call("echo", {"value": "swap"}, id="s"),
+        ]),
+        faux_message("done"),
+    ])
+    executed: list[str] = []
+
+    def before(ctx, signal):
+        if ctx.args["value"] == "blocked":
+            return BeforeToolCallResult(block=True, reason="not in this folder")
+        if ctx.args["value"] == "quiet":
+            return BeforeToolCallResult(block=True)
+        if ctx.args["value"] == "raise":
+            raise RuntimeError("policy engine down")
+        return None
+
+    async def after(ctx, signal):
+        if ctx.args["value"] == "swap":
+            assert ctx.is_error is False and text_of(ctx.result) == "echoed: swap"
+            return AfterToolCallResult(content=[TextContent(text="redacted")], is_error=True)
+        return None
+
+    cfg = loop_config(faux, before_tool_call=before, after_tool_call=after)
+    messages = await agent_loop([user("go")], context(tools=[echo_tool(executed)]), cfg).result()
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
+    assert executed == ["keep", "swap"]
+    assert [(text_of(results[i]), results[i].is_error) for i in "bqrks"] == [
+        ("not in this folder", True),
+        ("Tool execution was blocked", True),
+        ("policy engine down", True),
+        ("echoed: keep", False),
+        ("redacted", True),
+    ]
+    # The replacement is wholesale per field: details were not given, so they stay.
+    assert results["s"].details == {"value": "swap"} and results["b"].details == {}
+
+
+async def test_after_tool_call_sees_parallel_calls_in_source_order():
+    # pi finalises parallel calls in source order: the hook for the call that finished last
+    # but comes first in the message runs first.
+    faux = FauxProvider()
+    faux.set_responses([
+        faux_message([faux_tool_call("slow", {}, id="tool-1"), faux_tool_call("fast", {}, id="tool-2")]),
+        faux_message("done"),
+    ])
+    tools, finished = gated_pair()
+    hooked: list[str] = []
+
+    def after(ctx, signal):
+        hooked.append(ctx.tool_call.id)
+
+    with anyio.fail_after(10):
+        await agent_loop([user("go")], context(tools=tools), loop_config(faux, tool_execution="parallel", after_tool_call=after)).result()
+    assert finished == ["fast", "slow"]
+    assert hooked == ["tool-1", "tool-2"]
+
+
+async def test_message_events_keep_the_message_as_it_was_when_sent():
+    faux = FauxProvider(chunk_chars=4)
+    faux.set_responses([
+        faux_message([faux_text("look"), faux_tool_call("echo", {"value": "x"}, id="c")]),
+        faux_message("half an answ", stop_reason="error", error_message="connection reset"),
+    ])
+    events: list = []
+    await run_agent_loop([user("go")], context(tools=[echo_tool()]), loop_config(faux), events.append)
+    assistant_ends = [e.message for e in events if e.type == "message_end" and e.message.role == "assistant"]
+    tool_use, failed = assistant_ends
+    assert (tool_use.stop_reason, failed.stop_reason, failed.error_message) == ("toolUse", "error", "connection reset")
+
+    for final in assistant_ends:
+        sent = [e.message for e in events if e.type in ("message_start", "message_update") and e.message.role == "assistant"
+                and e.message.content is final.content]
+        assert len(sent) > 3
+        # Each is a shallow copy: stop reason and error as they were while streaming...
+        assert all(m is not final and m.stop_reason == "stop" and m.error_message is None for m in sent)
+        # ...and the content list is the live one (shared, as in pi), so streaming stays O(n).
+        assert all(m.content is final.content for m in sent)
 
 
 async def test_parallel_immediate_outcomes_come_first():

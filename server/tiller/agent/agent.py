@@ -71,7 +71,7 @@ class Agent:
         get_api_key: Callable[[str], Any] | None = None,
         thinking_budgets: dict[str, int] | None = None,
         max_retry_delay_ms: int = 60_000,
-        tool_execution: ToolExecutionMode = "sequential",
+        tool_execution: ToolExecutionMode = "parallel",
         steering_policy: SteeringPolicy = "interrupt",
         before_tool_call: Callable[..., Any] | None = None,
         after_tool_call: Callable[..., Any] | None = None,

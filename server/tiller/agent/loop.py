@@ -198,6 +198,9 @@ async def _stream_assistant_response(
     partial: AssistantMessage | None = None
     final: AssistantMessage | None = None
     async for event in stream_fn(config.model, llm_context, options):
+        # Listeners get a shallow copy of the partial, as pi does: a kept event shows the stop
+        # reason and error as they were when it was sent, while the content list (and usage)
+        # stay shared with the live message, so each copy costs a few fields, not the text.
         if isinstance(event, StartEvent):
             partial = event.partial
             context.messages.append(partial)
@@ -208,9 +211,7 @@ async def _stream_assistant_response(
         elif partial is not None:  # deltas before `start` are dropped
             partial = event.partial
             context.messages[-1] = partial
-            # pi emits a shallow copy here; its content list is shared with the partial anyway,
-            # so the copy buys nothing but a per-delta cost. Listeners get the live partial.
-            await _emit(emit, MessageUpdateEvent(message=partial, assistant_message_event=event))
+            await _emit(emit, MessageUpdateEvent(message=partial.model_copy(), assistant_message_event=event))
 
     if final is None:  # a stream must end in done/error; treat silence as a failure
         final = partial or _error_message(config, "")

@@ -2,10 +2,11 @@
 
 Each call is *prepared* (tool found, arguments validated, `before_tool_call` consulted),
 which either yields an immediate error outcome or a runnable call, then *executed*, then
-its outcome is emitted as `tool_execution_end` plus the toolResult message.
+*finalised* (`after_tool_call` consulted) and its outcome emitted as `tool_execution_end`
+plus the toolResult message.
 
-Sequential mode runs calls one by one in source order. Parallel mode prepares every call
-first, runs the runnable ones concurrently and emits their outcomes in source order.
+Parallel mode (the default, as in pi) prepares every call first, runs the runnable ones
+concurrently and finalises them in source order. Sequential mode does one call at a time.
 Under the "interrupt" steering policy, steering is polled after each call (sequential) or
 each preparation (parallel); queued steering skips the rest of the batch.
 """
@@ -62,9 +63,9 @@ async def execute_tool_calls(
 ) -> tuple[list[ToolResultMessage], list[Any]]:
     """Run the calls; returns their result messages and any steering messages found."""
     batch = _Batch(context, assistant, config, emit)
-    if config.tool_execution == "parallel":
-        return await batch.run_parallel(calls)
-    return await batch.run_sequential(calls)
+    if config.tool_execution == "sequential":
+        return await batch.run_sequential(calls)
+    return await batch.run_parallel(calls)  # pi's rule: anything but "sequential" is parallel
 
 
 class _Batch:
@@ -80,8 +81,10 @@ class _Batch:
         for index, call in enumerate(calls):
             await self._start(call)
             prepared = await self._prepare(call)
-            outcome = prepared if isinstance(prepared, Outcome) else await self._execute(prepared)
-            await self._finish(call, outcome)
+            if isinstance(prepared, Outcome):
+                await self._finish(call, prepared)
+            else:
+                await self._finish(call, await self._after_tool_call(prepared, await self._execute(prepared)))
             steering = await self._poll_steering()
             if steering:
                 for skipped in calls[index + 1 :]:
@@ -112,8 +115,10 @@ class _Batch:
 
         tasks = [asyncio.ensure_future(self._execute(p)) for p in runnable]
         try:
-            for prepared, task in zip(runnable, tasks, strict=False):  # outcomes in source order
-                await self._finish(prepared.call, await task)
+            # Outcomes in source order; `after_tool_call` runs here too, so hooks see the calls
+            # one at a time in source order whatever order the tools finished in (as pi does).
+            for prepared, task in zip(runnable, tasks, strict=False):
+                await self._finish(prepared.call, await self._after_tool_call(prepared, await task))
         finally:
             for task in tasks:
                 task.cancel()
@@ -161,20 +166,23 @@ class _Batch:
             outcome = Outcome.error(_message_of(exc))
         if updates:  # every update reaches the client before the tool counts as finished
             await asyncio.gather(*updates)
-
-        if self.config.after_tool_call:
-            hook_context = ToolCallContext(
-                self.assistant, call, prepared.args, self.context, outcome.result, outcome.is_error
-            )
-            override = await resolve(self.config.after_tool_call(hook_context, self.signal))
-            if override is not None:
-                result = outcome.result.model_copy()
-                if override.content is not None:
-                    result.content = override.content
-                if override.details is not None:
-                    result.details = override.details
-                outcome = Outcome(result, outcome.is_error if override.is_error is None else override.is_error)
         return outcome
+
+    async def _after_tool_call(self, prepared: Prepared, outcome: Outcome) -> Outcome:
+        if not self.config.after_tool_call:
+            return outcome
+        hook_context = ToolCallContext(
+            self.assistant, prepared.call, prepared.args, self.context, outcome.result, outcome.is_error
+        )
+        override = await resolve(self.config.after_tool_call(hook_context, self.signal))
+        if override is None:
+            return outcome
+        result = outcome.result.model_copy()
+        if override.content is not None:
+            result.content = override.content
+        if override.details is not None:
+            result.details = override.details
+        return Outcome(result, outcome.is_error if override.is_error is None else override.is_error)
 
     async def _finish(self, call: ToolCall, outcome: Outcome) -> None:
         await resolve(

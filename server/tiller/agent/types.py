@@ -215,7 +215,7 @@ class AgentLoopConfig:
     get_api_key: Callable[[str], Maybe] | None = None
     get_steering_messages: Callable[[], Maybe] | None = None
     get_follow_up_messages: Callable[[], Maybe] | None = None
-    tool_execution: ToolExecutionMode = "sequential"
+    tool_execution: ToolExecutionMode = "parallel"
     steering_policy: SteeringPolicy = "interrupt"
     before_tool_call: Callable[[ToolCallContext, AbortSignal | None], Maybe] | None = None
     after_tool_call: Callable[[ToolCallContext, AbortSignal | None], Maybe] | None = None

@@ -101,7 +101,7 @@ class FauxProvider:
         script = json.loads(Path(path).read_text(encoding="utf-8"))
         self.chunk_chars = int(script.get("chunkChars", self.chunk_chars))
         self.delay_ms = float(script.get("delayMs", self.delay_ms))
-        self.append_responses([_message_from_json(r) for r in script.get("responses", [])])
+        self.append_responses([faux_message_from_json(r) for r in script.get("responses", [])])
 
     def _tool_call_id(self) -> str:
         self._next_id += 1
@@ -173,7 +173,8 @@ def _estimate_tokens(context: Context) -> int:
     return max(1, chars // 4)
 
 
-def _message_from_json(data: dict[str, Any]) -> AssistantMessage:
+def faux_message_from_json(data: dict[str, Any]) -> AssistantMessage:
+    """A scripted response in its JSON form; `stopReason` follows the content when absent."""
     data = {"api": "faux", "provider": "faux", "model": "faux-1", **data}
     if "stopReason" not in data:
         has_calls = any(b.get("type") == "toolCall" for b in data.get("content", []))
