@@ -1,6 +1,7 @@
 """The `tiller` command line.
 
     tiller serve [--tcp PORT]                 the agent server an editor starts (stdio)
+    tiller acp                                the same agent over the Agent Client Protocol (Zed, ...)
     tiller run PROMPT [--model provider/id]   one prompt, streamed to the terminal
     tiller chat [PROMPT] [--json] [--cwd DIR] a client of `tiller serve`: one prompt, or interactive
     tiller models                             the catalogue and which providers are ready
@@ -42,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead (debugging)")
     serve.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
 
+    acp = commands.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim ACP clients)")
+    acp.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
+
     commands.add_parser("models", help="list known models and whether their provider is ready")
 
     schema = commands.add_parser("schema", help="print the JSON Schema of tiller's wire types")
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_run(args))
         if args.command == "serve":
             return _serve(args)
+        if args.command == "acp":
+            return _acp(args)
         if args.command == "models":
             return _models()
         if args.command == "schema":
@@ -125,6 +131,16 @@ def _serve(args: argparse.Namespace) -> int:
     if args.tcp:
         return serve_tcp(args.tcp)
     return serve_stdio()
+
+
+def _acp(args: argparse.Namespace) -> int:
+    import logging
+
+    from .acp.serve import serve_acp
+
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return serve_acp()
 
 
 def _models() -> int:

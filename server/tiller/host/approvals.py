@@ -63,10 +63,20 @@ class Approvals:
         self.always_allowed: set[str] = set()
         self.always_rejected: set[str] = set()
         self.pending: dict[str, Pending] = {}
+        # What each running tool call proposed to do (its diff, its command), asked or not,
+        # for front ends that show the change with the call's events; forgotten at its end.
+        self._proposals: dict[str, ApprovalRequest] = {}
+
+    def proposal(self, tool_call_id: str) -> ApprovalRequest | None:
+        return self._proposals.get(tool_call_id)
+
+    def forget(self, tool_call_id: str) -> None:
+        self._proposals.pop(tool_call_id, None)
 
     # --- the tools' port ----------------------------------------------------------------
 
     async def __call__(self, request: ApprovalRequest) -> None:
+        self._proposals[request.tool_call_id] = request
         if self._allowed_without_asking(request):
             return
         if request.tool_name in self.always_rejected:

@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from ..agent import Agent, AgentTool
-from ..agent.types import AgentEndEvent, MessageEndEvent
+from ..agent.types import AgentEndEvent, MessageEndEvent, ToolExecutionEndEvent
 from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, UserMessage, total_usage
 from ..persistence.session_files import session_title
 from ..protocol.errors import ErrorCode
@@ -62,6 +62,8 @@ class Session:
         elif isinstance(event, MessageEndEvent):
             self.recorder.save_message(event.message)
         self.events.emit_agent_event(event)
+        if isinstance(event, ToolExecutionEndEvent):
+            self.approvals.forget(event.tool_call_id)  # its front ends have seen the end
         # The loop takes queued messages as it goes; tell the client when the queue moved.
         self._emit_queue_if_changed()
 

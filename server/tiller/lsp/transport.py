@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, Protocol
 from pygls.protocol import JsonRPCProtocol
 
 from ..protocol.errors import ErrorCode
+from ..stdio import MAX_MESSAGE_BYTES, take_over_stdio
 from .framing import CoalescingWriter, frame
 from .methods import register
 from .server import TillerLanguageServer
@@ -29,7 +30,7 @@ logger = logging.getLogger("tiller.lsp")
 
 # A header line longer than this, or a body larger than this, is not an LSP frame we accept.
 MAX_HEADER_LINE = 8 * 1024
-MAX_FRAME_BYTES = 64 * 1024 * 1024
+MAX_FRAME_BYTES = MAX_MESSAGE_BYTES
 _CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d+)\r?\n", re.IGNORECASE)
 
 
@@ -115,26 +116,10 @@ def _answer_parse_error(protocol: JsonRPCProtocol, reason: str) -> None:
 
 def serve_stdio() -> int:
     """Serve on stdio until EOF or `exit`. Only protocol bytes ever reach stdout."""
-    protocol_in, protocol_out = _take_over_stdio()
+    protocol_in, protocol_out = take_over_stdio()
     server = create_server()
     writer = CoalescingWriter(protocol_out)
     return _run(server, ThreadedReader(protocol_in, server.thread_pool), writer)
-
-
-def _take_over_stdio() -> tuple[BinaryIO, BinaryIO]:
-    """Keep the protocol on private copies of file descriptors 0 and 1, then point fd 1 at
-    stderr and fd 0 at /dev/null. Replacing `sys.stdout` alone only catches Python's print():
-    a native library, or a child process a tool starts (it inherits fds 0-2), would write
-    into the protocol stream or read the client's messages."""
-    sys.stdout.flush()
-    protocol_in = os.fdopen(os.dup(0), "rb")  # os.dup: not inherited by child processes
-    protocol_out = os.fdopen(os.dup(1), "wb")
-    os.dup2(sys.stderr.fileno(), 1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    sys.stdout = sys.stderr
-    return protocol_in, protocol_out
 
 
 def _run(server: TillerLanguageServer, reader: ByteReader, writer: CoalescingWriter) -> int:

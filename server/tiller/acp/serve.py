@@ -1,0 +1,41 @@
+"""Running `tiller acp` on stdio until the client goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+
+from acp.core import AgentSideConnection
+
+from ..stdio import take_over_stdio
+from .agent import TillerAgent
+from .transport import LineTransport
+
+logger = logging.getLogger("tiller.acp")
+
+
+def serve_acp() -> int:
+    protocol_in, protocol_out = take_over_stdio()
+    agent = TillerAgent()
+
+    async def main() -> None:
+        # Stable in the spec, still "unstable" routes in SDK 0.12.1: session/resume and
+        # session/close. The other unstable methods have no handler and answer -32601.
+        connection = AgentSideConnection(agent, LineTransport(protocol_in, protocol_out), listening=False,
+                                         use_unstable_protocol=True)
+        try:
+            await connection.listen()
+        finally:
+            await agent.host.close_all(timeout=0.5)
+            await connection.close()
+
+    code = 0
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        code = 130
+    sys.stderr.flush()
+    # Worker threads (the stdin reader, a local model) must not hold the process open.
+    os._exit(code)
