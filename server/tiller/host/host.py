@@ -133,7 +133,8 @@ class Host:
         saved: SavedSession | None = None,
     ) -> Session:
         editor = self.editor
-        agent = Agent(get_api_key=self.catalog.api_key, tool_execution="sequential")
+        agent = Agent(get_api_key=self.catalog.api_key, get_stream_options=self.catalog.stream_options,
+                      tool_execution="sequential")
         agent.set_model(model)
         agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)

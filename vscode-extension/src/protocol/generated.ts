@@ -612,6 +612,7 @@ export interface SessionSummary {
 export interface Model {
   api: string;
   baseUrl: string;
+  compat?: OpenAICompat | null;
   contextWindow: number;
   cost: ModelCost;
   headers?: {
@@ -623,6 +624,27 @@ export interface Model {
   name: string;
   provider: string;
   reasoning: boolean;
+}
+/**
+ * How a server speaking OpenAI's chat completions differs from OpenAI (pi-ai's compat).
+ *
+ * Unset switches are detected from the provider and base URL (see
+ * `providers/openai_compat.py`); a models.toml `compat` table sets them explicitly.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "OpenAICompat".
+ */
+export interface OpenAICompat {
+  maxTokensField?: ("max_tokens" | "max_completion_tokens") | null;
+  requiresAssistantAfterToolResult?: boolean | null;
+  requiresMistralToolIds?: boolean | null;
+  requiresThinkingAsText?: boolean | null;
+  requiresToolResultName?: boolean | null;
+  supportsDeveloperRole?: boolean | null;
+  supportsReasoningEffort?: boolean | null;
+  supportsStore?: boolean | null;
+  supportsUsageInStreaming?: boolean | null;
+  thinkingFormat?: ("openai" | "openrouter" | "zai" | "qwen") | null;
 }
 /**
  * Prices in dollars per million tokens.
