@@ -104,6 +104,10 @@ def test_local_and_faux_are_tillers_own(tmp_path: Path) -> None:
     assert (local.api, faux.api) == ("local", "faux")
     for model in (local, faux):
         assert model.cost.input == model.cost.output == 0.0
+    # They serve exactly what they list, although they need no key.
+    for ref in ("local/smollm2-1.7b", "faux/faux-2"):
+        with pytest.raises(ModelError, match=f"Unknown model: {ref}"):
+            catalog.resolve(ref)
 
 
 def test_tillers_own_providers_never_read_the_dataset() -> None:

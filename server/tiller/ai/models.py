@@ -105,7 +105,7 @@ class ModelCatalog:
             raise ModelError(self._unknown_provider(ref, provider_name))
         if model_id in provider.models:
             return provider.models[model_id]
-        if provider.any_model or provider.local or self.has_key(provider_name):
+        if not provider.closed and (provider.any_model or provider.local or self.has_key(provider_name)):
             return provider.generic_model(model_id)
         similar = difflib.get_close_matches(model_id, list(provider.models), n=5)
         hint = f" Similar: {', '.join(f'{provider_name}/{s}' for s in similar)}." if similar else ""
@@ -285,7 +285,7 @@ def builtin_model(ref: str) -> Model:
 
 def _own_provider(name: str) -> Provider:
     preset, models = own_models()[name]
-    provider = Provider(name, preset.api or name, key_required=False, display_name=preset.display_name)
+    provider = Provider(name, preset.api or name, key_required=False, display_name=preset.display_name, closed=True)
     for model in models:
         provider.add(model)
     return provider

@@ -39,6 +39,7 @@ export interface TillerWireTypes {
     | ErrorEvent;
   empty: Empty;
   event_notification: EventNotification;
+  list_models_params: ListModelsParams;
   list_models_result: ListModelsResult;
   list_sessions_params: ListSessionsParams;
   list_sessions_result: ListSessionsResult;
@@ -556,11 +557,22 @@ export interface PersistenceErrorEvent {
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListModelsParams".
+ */
+export interface ListModelsParams {
+  all?: boolean | null;
+  limit?: number | null;
+  offset?: number | null;
+  query?: string | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "ListModelsResult".
  */
 export interface ListModelsResult {
   default: string;
   models: ModelInfo[];
+  total: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -569,13 +581,28 @@ export interface ListModelsResult {
 export interface ModelInfo {
   api: string;
   contextWindow: number;
+  cost: ModelCost;
   hasKey: boolean;
   id: string;
   input: string[];
   maxTokens: number;
   name: string;
   provider: string;
+  ready: boolean;
   reasoning: boolean;
+  setupHint?: string | null;
+}
+/**
+ * Prices in dollars per million tokens.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ModelCost".
+ */
+export interface ModelCost {
+  cacheRead: number;
+  cacheWrite: number;
+  input: number;
+  output: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -645,18 +672,6 @@ export interface OpenAICompat {
   supportsStore?: boolean | null;
   supportsUsageInStreaming?: boolean | null;
   thinkingFormat?: ("openai" | "openrouter" | "zai" | "qwen") | null;
-}
-/**
- * Prices in dollars per million tokens.
- *
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ModelCost".
- */
-export interface ModelCost {
-  cacheRead: number;
-  cacheWrite: number;
-  input: number;
-  output: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema

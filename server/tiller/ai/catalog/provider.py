@@ -61,6 +61,8 @@ class Provider:
     # Accept ids the catalogue does not list even without a key: the user pointed this
     # provider at a server of their choosing.
     any_model: bool = False
+    # Serves exactly the models it lists, key or not (tiller's offline and scripted models).
+    closed: bool = False
     settings: RequestSettings = field(default_factory=RequestSettings)
     model_settings: dict[str, RequestSettings] = field(default_factory=dict)
     models: dict[str, Model] = field(default_factory=dict)
