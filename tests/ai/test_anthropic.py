@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.support.anthropic_wire import block_start, block_stop, delta, message_end, message_start, text_block
-from tests.support.provider_streams import collect, final, hello_context, types
+from tests.support.provider_streams import ProviderCalls, final, types
 from tests.support.sse_server import Reply, SSEServer
 from tiller.ai.abort import AbortSignal
 from tiller.ai.options import StreamOptions
@@ -70,12 +70,8 @@ def claude(server: SSEServer, **overrides: Any) -> Model:
     return Model(**{**fields, **overrides})
 
 
-def options(**overrides: Any) -> StreamOptions:
-    return StreamOptions(**{"api_key": KEY, "retry_base_delay_ms": 1, **overrides})
-
-
-async def run(model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
-    return await collect(stream, model, context or hello_context(), opts or options())
+CALLS = ProviderCalls(stream, KEY)
+options, run = CALLS.options, CALLS.run
 
 
 # --- streams --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.support.provider_streams import collect, final, hello_context, types
+from tests.support.provider_streams import ProviderCalls, final, hello_context, types
 from tests.support.sse_server import Reply, SSEServer
 from tiller.ai.abort import AbortSignal
 from tiller.ai.http import retry_after_seconds
@@ -92,13 +92,8 @@ def local_model(server: SSEServer, **overrides: Any) -> Model:
     return Model(**{**fields, **overrides})
 
 
-def options(**overrides: Any) -> StreamOptions:
-    # Tiny backoff so retry tests do not wait; the key lets tests check it never leaks.
-    return StreamOptions(**{"api_key": KEY, "retry_base_delay_ms": 1, **overrides})
-
-
-async def run(model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
-    return await collect(stream, model, context or hello_context(), opts or options())
+CALLS = ProviderCalls(stream, KEY)
+options, run = CALLS.options, CALLS.run
 
 
 # --- streams --------------------------------------------------------------------------

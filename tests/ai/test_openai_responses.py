@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.provider_streams import collect, final, hello_context, types
+from tests.support.provider_streams import ProviderCalls, final, hello_context, types
 from tests.support.responses_wire import ResponseStream, text_reply
 from tests.support.sse_server import Reply, SSEServer
 from tiller.ai.options import StreamOptions
@@ -46,12 +46,8 @@ def gpt5(server: SSEServer, **overrides: Any) -> Model:
     return Model(**{**fields, **overrides})
 
 
-def options(**overrides: Any) -> StreamOptions:
-    return StreamOptions(**{"api_key": KEY, "retry_base_delay_ms": 1, **overrides})
-
-
-async def run(model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
-    return await collect(stream, model, context or hello_context(), opts or options())
+CALLS = ProviderCalls(stream, KEY)
+options, run = CALLS.options, CALLS.run
 
 
 def thinking_then_call() -> bytes:

@@ -146,6 +146,11 @@ def request_headers(model: Model, options: StreamOptions, base: dict[str, str]) 
     return {**base, **(model.headers or {}), **(options.headers or {})}
 
 
+def as_int(value: Any) -> int:
+    """A token count from a vendor's JSON: absent, null or not a number counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def endpoint(base_url: str, default_base: str, path: str) -> str:
     return (base_url or default_base).rstrip("/") + path
 

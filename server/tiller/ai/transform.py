@@ -25,6 +25,7 @@ from .types import (
 )
 
 NO_RESULT_TEXT = "No result provided"
+IMAGE_ONLY_TEXT = "(see attached image)"
 
 
 def transform_messages(messages: list[Any], model: Model) -> list[Any]:
@@ -88,3 +89,12 @@ def _carries_signature(block: Any) -> bool:
         or (isinstance(block, TextContent) and bool(block.text_signature))
         or (isinstance(block, ToolCall) and bool(block.thought_signature))
     )
+
+
+def tool_result_text(message: ToolResultMessage, *, images_sent: bool) -> str:
+    """A tool result's text for APIs that take results as text, the images travelling
+    apart: a result that is only images says so when they are sent."""
+    texts = [block.text for block in message.content if isinstance(block, TextContent)]
+    if texts:
+        return "\n".join(texts)
+    return IMAGE_ONLY_TEXT if images_sent else ""

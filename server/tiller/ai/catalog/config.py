@@ -49,6 +49,7 @@ SETTING_KEYS = {
     "timeoutMs": "timeout_ms",
     "idleTimeoutMs": "idle_timeout_ms",
 }
+TIMEOUT_KEYS = {"timeoutMs", "idleTimeoutMs"}
 PROVIDER_KEYS = {"baseUrl", "api", "apiKeyEnv", "headers", "compat", "models", *SETTING_KEYS}
 # Model fields an entry may set; api, provider and baseUrl come from the provider.
 MODEL_FIELDS = {"id", "name", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat"}
@@ -161,8 +162,9 @@ def _settings(table: dict[str, Any], where: str, fail: Callable[[str], ModelConf
         if key not in table:
             continue
         value = table[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise fail(f"{where} {key} must be a whole number ≥ 0")
+        least = 1 if key in TIMEOUT_KEYS else 0  # no retries is a choice; no time to answer is not
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise fail(f"{where} {key} must be a whole number ≥ {least}")
         values[attribute] = value
     return RequestSettings(**values)
 

@@ -21,6 +21,7 @@ from ..http import (
     CUT_SHORT,
     ProviderError,
     SSERequest,
+    as_int,
     decode_json,
     endpoint,
     error_text,
@@ -29,7 +30,7 @@ from ..http import (
 )
 from ..message_builder import AssistantMessageBuilder
 from ..options import StreamOptions
-from ..transform import transform_messages
+from ..transform import tool_result_text, transform_messages
 from ..types import (
     AssistantMessage,
     AssistantMessageEvent,
@@ -168,10 +169,8 @@ def _model_parts(model: Model, message: AssistantMessage) -> list[dict[str, Any]
 
 
 def _tool_result_parts(message: ToolResultMessage, images: bool) -> list[dict[str, Any]]:
-    text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
     pictures = [_inline(b) for b in message.content if isinstance(b, ImageContent)] if images else []
-    if not text and pictures:
-        text = "(see attached image)"
+    text = tool_result_text(message, images_sent=bool(pictures))
     response = {"error": text} if message.is_error else {"output": text}
     return [{"functionResponse": {"name": message.tool_name, "response": response}}, *pictures]
 
@@ -287,14 +286,8 @@ class _Parser:
     def _usage(self, raw: Any) -> None:
         if not isinstance(raw, dict):
             return
-        cached = _int(raw.get("cachedContentTokenCount"))
-        usage = self.builder.message.usage
-        usage.input = _int(raw.get("promptTokenCount")) - cached
-        usage.output = _int(raw.get("candidatesTokenCount")) + _int(raw.get("thoughtsTokenCount"))
-        usage.cache_read = cached
-        usage.cache_write = 0
-        usage.total_tokens = usage.input + usage.output + usage.cache_read
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
+        self.builder.set_usage(
+            prompt=as_int(raw.get("promptTokenCount")),
+            cached=as_int(raw.get("cachedContentTokenCount")),
+            output=as_int(raw.get("candidatesTokenCount")) + as_int(raw.get("thoughtsTokenCount")),
+        )

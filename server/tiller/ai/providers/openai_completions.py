@@ -18,6 +18,7 @@ from httpx_sse import ServerSentEvent
 from ..http import (
     ProviderError,
     SSERequest,
+    as_int,
     decode_json,
     endpoint,
     error_text,
@@ -27,7 +28,7 @@ from ..http import (
 )
 from ..message_builder import AssistantMessageBuilder
 from ..options import StreamOptions
-from ..transform import transform_messages
+from ..transform import tool_result_text, transform_messages
 from ..types import (
     AssistantMessage,
     AssistantMessageEvent,
@@ -146,9 +147,8 @@ def convert_messages(model: Model, context: Context, compat: Compat | None = Non
 
     for message in transform_messages(context.messages, model):
         if isinstance(message, ToolResultMessage):
-            texts = [b.text for b in message.content if isinstance(b, TextContent)]
             attached = [_image_part(b) for b in message.content if isinstance(b, ImageContent)] if images else []
-            content = "\n".join(texts) if texts else ("(see attached image)" if attached else "")
+            content = tool_result_text(message, images_sent=bool(attached))
             result: dict[str, Any] = {"role": "tool", "content": content, "tool_call_id": call_id(message.tool_call_id)}
             if compat.requires_tool_result_name:
                 result["name"] = message.tool_name
@@ -325,14 +325,12 @@ class _Parser:
     # --- usage and stop reason ----------------------------------------------------------
 
     def _usage(self, raw: dict[str, Any]) -> None:
-        cached = _int((raw.get("prompt_tokens_details") or {}).get("cached_tokens"))
-        reasoning = _int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens"))
-        usage = self.builder.message.usage
-        usage.input = _int(raw.get("prompt_tokens")) - cached
-        usage.output = _int(raw.get("completion_tokens")) + reasoning
-        usage.cache_read = cached
-        usage.cache_write = 0
-        usage.total_tokens = usage.input + usage.output + usage.cache_read
+        reasoning = as_int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens"))
+        self.builder.set_usage(
+            prompt=as_int(raw.get("prompt_tokens")),
+            cached=as_int((raw.get("prompt_tokens_details") or {}).get("cached_tokens")),
+            output=as_int(raw.get("completion_tokens")) + reasoning,
+        )
 
     def _finish(self, reason: Any) -> None:
         message = self.builder.message
@@ -343,6 +341,3 @@ class _Parser:
             message.stop_reason = "error"
             message.error_message = f"Provider finish_reason: {reason}"
 
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0

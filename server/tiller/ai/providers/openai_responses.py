@@ -21,6 +21,7 @@ from ..http import (
     CUT_SHORT,
     ProviderError,
     SSERequest,
+    as_int,
     decode_json,
     endpoint,
     error_text,
@@ -29,7 +30,7 @@ from ..http import (
 )
 from ..message_builder import AssistantMessageBuilder
 from ..options import StreamOptions
-from ..transform import transform_messages
+from ..transform import tool_result_text, transform_messages
 from ..types import (
     AssistantMessage,
     AssistantMessageEvent,
@@ -120,9 +121,8 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
 
     for message in transform_messages(context.messages, model):
         if isinstance(message, ToolResultMessage):
-            texts = [b.text for b in message.content if isinstance(b, TextContent)]
             attached = [_image(b) for b in message.content if isinstance(b, ImageContent)] if images else []
-            output = "\n".join(texts) if texts else ("(see attached image)" if attached else "")
+            output = tool_result_text(message, images_sent=bool(attached))
             items.append({"type": "function_call_output", "call_id": _call_id(message.tool_call_id), "output": output})
             pending_images.extend(attached)
             continue
@@ -316,13 +316,11 @@ class _Parser:
     def _usage(self, raw: Any) -> None:
         if not isinstance(raw, dict):
             return
-        cached = _int((raw.get("input_tokens_details") or {}).get("cached_tokens"))
-        usage = self.builder.message.usage
-        usage.input = _int(raw.get("input_tokens")) - cached
-        usage.output = _int(raw.get("output_tokens"))  # reasoning tokens are included
-        usage.cache_read = cached
-        usage.cache_write = 0
-        usage.total_tokens = usage.input + usage.output + usage.cache_read
+        self.builder.set_usage(
+            prompt=as_int(raw.get("input_tokens")),
+            cached=as_int((raw.get("input_tokens_details") or {}).get("cached_tokens")),
+            output=as_int(raw.get("output_tokens")),  # reasoning tokens are included
+        )
 
 
 def _block_text(builder: AssistantMessageBuilder, at: int) -> str:
@@ -333,6 +331,3 @@ def _block_text(builder: AssistantMessageBuilder, at: int) -> str:
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
