@@ -67,3 +67,26 @@ def test_unknown_model_is_a_clear_error():
     result = run_tiller("run", "hi", "--model", "nope/nothing")
     assert result.returncode == 2
     assert "Unknown model: nope/nothing" in result.stderr
+
+
+def test_models_lists_ready_providers_and_searches(tmp_path):
+    # Local presets moved to a dead port: servers on this machine must not change the output.
+    config = tmp_path / "models.toml"
+    config.write_text("".join(f'[providers.{name}]\nbaseUrl = "http://127.0.0.1:9/v1"\n'
+                              for name in ("ollama", "lmstudio", "vllm", "llamacpp")))
+    env = {"HOME": str(tmp_path), "TILLER_CONFIG": str(config), "OPENAI_API_KEY": "sk-test-cli-secret"}
+    result = run_tiller("models", "gpt-5", env_extra=env)
+    assert result.returncode == 0, result.stderr
+    table, footer = result.stdout.split("\n\n")
+    header, *rows = [line.split() for line in table.splitlines()]
+    assert header == ["MODEL", "CONTEXT", "OUTPUT", "$/MTOK", "IN/OUT", "STATUS"]
+    assert rows[0] == ["openai/gpt-5", "400k", "128k", "1.25", "/", "10", "ready"]
+    assert {"openai/gpt-5.1-codex", "openai/gpt-5-mini"} <= {row[0] for row in rows}
+    assert all(row[0].startswith("openai/gpt-5") and row[-1] == "ready" for row in rows)
+    assert footer.strip().endswith("more from providers that are not ready: tiller models gpt-5 --all")
+    assert "sk-test-cli-secret" not in result.stdout + result.stderr
+
+    everything = run_tiller("models", "claude", "opus", "4.5", "--all", env_extra=env)
+    assert everything.returncode == 0, everything.stderr
+    rows = [line.split() for line in everything.stdout.splitlines()]
+    assert ["anthropic/claude-opus-4-5", "200k", "64k", "5", "/", "25", "set", "ANTHROPIC_API_KEY"] in rows

@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     acp = commands.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim ACP clients)")
     acp.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
 
-    commands.add_parser("models", help="list known models and whether their provider is ready")
+    models = commands.add_parser("models", help="list the models of ready providers (a key set, a local server up)")
+    models.add_argument("query", nargs="*", help="words that must all occur in a model's name or provider/id")
+    models.add_argument("--all", action="store_true", help="also list providers that are not ready")
 
     schema = commands.add_parser("schema", help="print the JSON Schema of tiller's wire types")
     schema.add_argument("-o", "--output", help="write to this file instead of stdout")
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "acp":
             return _acp(args)
         if args.command == "models":
-            return _models()
+            return asyncio.run(_models(" ".join(args.query), include_all=args.all))
         if args.command == "schema":
             return _schema(args.output)
     except (ModelError, ModelConfigError) as error:
@@ -85,7 +87,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     catalog = ModelCatalog.load()
     model = catalog.resolve(args.model) if args.model else catalog.default_model()
-    agent = Agent(get_api_key=catalog.api_key)
+    agent = Agent(get_api_key=catalog.api_key, get_stream_options=catalog.stream_options)
     agent.set_model(model)
     agent.set_system_prompt(args.system)
     agent.set_thinking_level(args.thinking)
@@ -143,16 +145,34 @@ def _acp(args: argparse.Namespace) -> int:
     return serve_acp()
 
 
-def _models() -> int:
+async def _models(query: str, *, include_all: bool) -> int:
     from .ai.models import ModelCatalog
 
     catalog = ModelCatalog.load()
     default = catalog.default_model().ref
-    for model in catalog.list():
-        ready = "ready" if catalog.has_key(model.provider) else "no key"
-        marker = "*" if model.ref == default else " "
-        print(f"{marker} {model.ref:40} {model.api:20} {ready}")
+    found = await catalog.list_models(query, include_all=include_all)
+    rows = [("", "MODEL", "CONTEXT", "OUTPUT", "$/MTOK IN/OUT", "STATUS")]
+    for listing in found.models:
+        model = listing.model
+        price = f"{model.cost.input:g} / {model.cost.output:g}" if model.cost.input or model.cost.output else "-"
+        status = "ready" if listing.ready else catalog.setup_hint(model.provider)
+        rows.append(("*" if model.ref == default else "", model.ref, _tokens(model.context_window),
+                     _tokens(model.max_tokens), price, status))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    if not include_all:
+        hidden = (await catalog.list_models(query, include_all=True)).total - found.total
+        if hidden:
+            again = f"tiller models {query} --all" if query else "tiller models --all"
+            print(f"\n{hidden} more from providers that are not ready: {again}")
     return 0
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{round(count / 1_000_000, 2):g}M"
+    return f"{round(count / 1000)}k" if count >= 1000 else str(count)
 
 
 def _schema(output: str | None) -> int:

@@ -58,6 +58,7 @@ class TillerWireTypes(BaseModel):
     set_model_params: p.SetModelParams
     set_thinking_level_params: p.SetThinkingLevelParams
     set_queue_modes_params: p.SetQueueModesParams
+    list_models_params: p.ListModelsParams
     list_models_result: p.ListModelsResult
     list_sessions_result: p.ListSessionsResult
     empty: p.Empty

@@ -6,13 +6,13 @@ content blocks with its own `index`; the fixtures below are written as its API s
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anyio
 import pytest
 
-from tests.support.provider_streams import collect, final, hello_context, types
+from tests.support.anthropic_wire import block_start, block_stop, delta, message_end, message_start, text_block
+from tests.support.provider_streams import ProviderCalls, final, types
 from tests.support.sse_server import Reply, SSEServer
 from tiller.ai.abort import AbortSignal
 from tiller.ai.options import StreamOptions
@@ -58,40 +58,6 @@ HELLO_STREAM = (
 )
 
 
-def event(name: str, data: dict[str, Any]) -> bytes:
-    """One Anthropic SSE event: the `event:` line, then the JSON (whose type repeats it)."""
-    return f"event: {name}\ndata: {json.dumps({'type': name, **data}, ensure_ascii=False)}\n\n".encode()
-
-
-def message_start(input_tokens: int = 10) -> bytes:
-    return event("message_start", {"message": {
-        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-test", "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": input_tokens, "output_tokens": 1},
-    }})
-
-
-def block_start(index: int, block: dict[str, Any]) -> bytes:
-    return event("content_block_start", {"index": index, "content_block": block})
-
-
-def delta(index: int, body: dict[str, Any]) -> bytes:
-    return event("content_block_delta", {"index": index, "delta": body})
-
-
-def block_stop(index: int) -> bytes:
-    return event("content_block_stop", {"index": index})
-
-
-def message_end(stop_reason: str, output_tokens: int = 5) -> bytes:
-    return event("message_delta", {"delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                                   "usage": {"output_tokens": output_tokens}}) + event("message_stop", {})
-
-
-def text_block(index: int, text: str) -> list[bytes]:
-    return [block_start(index, {"type": "text", "text": ""}), delta(index, {"type": "text_delta", "text": text}),
-            block_stop(index)]
-
-
 def claude(server: SSEServer, **overrides: Any) -> Model:
     fields: dict[str, Any] = {
         "id": "claude-test",
@@ -104,12 +70,8 @@ def claude(server: SSEServer, **overrides: Any) -> Model:
     return Model(**{**fields, **overrides})
 
 
-def options(**overrides: Any) -> StreamOptions:
-    return StreamOptions(**{"api_key": KEY, "retry_base_delay_ms": 1, **overrides})
-
-
-async def run(model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
-    return await collect(stream, model, context or hello_context(), opts or options())
+CALLS = ProviderCalls(stream, KEY)
+options, run = CALLS.options, CALLS.run
 
 
 # --- streams --------------------------------------------------------------------------
@@ -290,11 +252,14 @@ async def test_missing_key_is_an_error_event(server: SSEServer, monkeypatch: pyt
     assert server.requests == []
 
 
-async def test_key_from_the_environment(server: SSEServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_provider_never_reads_a_key_from_the_environment(
+    server: SSEServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Keys come from the model catalogue in StreamOptions.api_key, nowhere else.
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    server.reply(Reply(chunks=[HELLO_STREAM]))
-    await run(claude(server), opts=StreamOptions())
-    assert server.requests[0].headers["x-api-key"] == KEY
+    events = await run(claude(server), opts=StreamOptions())
+    assert final(events).error_message == "No API key for provider: anthropic"
+    assert server.requests == []
 
 
 async def test_abort_mid_stream(server: SSEServer) -> None:

@@ -15,7 +15,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.support.provider_streams import collect, final, hello_context, types
+from tests.support.provider_streams import ProviderCalls, final, hello_context, types
 from tests.support.sse_server import Reply, SSEServer
 from tiller.ai.abort import AbortSignal
 from tiller.ai.http import retry_after_seconds
@@ -92,13 +92,8 @@ def local_model(server: SSEServer, **overrides: Any) -> Model:
     return Model(**{**fields, **overrides})
 
 
-def options(**overrides: Any) -> StreamOptions:
-    # Tiny backoff so retry tests do not wait; the key lets tests check it never leaks.
-    return StreamOptions(**{"api_key": KEY, "retry_base_delay_ms": 1, **overrides})
-
-
-async def run(model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
-    return await collect(stream, model, context or hello_context(), opts or options())
+CALLS = ProviderCalls(stream, KEY)
+options, run = CALLS.options, CALLS.run
 
 
 # --- streams --------------------------------------------------------------------------
@@ -551,12 +546,11 @@ async def test_text_only_model_drops_images(server: SSEServer) -> None:
     assert all(m["role"] != "user" or "Attached" not in json.dumps(m) for m in messages)
 
 
-def test_openai_itself_gets_its_own_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+def test_openai_itself_gets_its_own_parameters() -> None:
     model = Model(id="o4-mini", name="o4", api="openai-completions", provider="openai",
                   base_url="https://api.openai.com/v1", reasoning=True, max_tokens=100_000)
     request = build_request(model, Context(system_prompt="sys", messages=[UserMessage(content="hi")]),
-                            StreamOptions(max_tokens=1234, reasoning="low"))
+                            StreamOptions(max_tokens=1234, reasoning="low", api_key=KEY))
     assert request.url == "https://api.openai.com/v1/chat/completions"
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.body["messages"][0] == {"role": "developer", "content": "sys"}
@@ -565,7 +559,7 @@ def test_openai_itself_gets_its_own_parameters(monkeypatch: pytest.MonkeyPatch) 
     assert request.body["reasoning_effort"] == "low"
 
 
-def test_env_key_is_not_sent_to_other_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_is_never_read_for_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     model = Model(id="m", name="m", api="openai-completions", provider="ollama", base_url="http://127.0.0.1:11434/v1")
     request = build_request(model, Context(messages=[]), StreamOptions(headers={"x-extra": "1"}))
@@ -574,7 +568,7 @@ def test_env_key_is_not_sent_to_other_servers(monkeypatch: pytest.MonkeyPatch) -
 
 
 async def test_missing_key_for_openai_is_an_error_event(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # ignored: keys come in StreamOptions
     model = Model(id="gpt-4o-mini", name="g", api="openai-completions", provider="openai",
                   base_url="https://api.openai.com/v1")
     events = [e async for e in stream(model, hello_context(), StreamOptions())]

@@ -59,18 +59,41 @@ async def test_get_state_and_the_settings_methods(start_tiller, workspace):
     assert bad.value.code == -32602
 
 
-async def test_list_models_tells_which_providers_are_ready_and_never_a_key(start_tiller):
-    client = await start_tiller()  # OPENAI_API_KEY=sk-test-SECRET is in the server's environment
+async def test_list_models_searches_the_ready_providers_and_never_sends_a_key(start_tiller, tmp_path):
+    # Local servers moved to a dead port, so that what runs on this machine cannot matter.
+    config = tmp_path / "models.toml"
+    config.write_text("".join(f'[providers.{name}]\nbaseUrl = "http://127.0.0.1:9/v1"\n'
+                              for name in ("ollama", "lmstudio", "vllm", "llamacpp")))
+    client = await start_tiller(env={"TILLER_CONFIG": str(config)})  # OPENAI_API_KEY=sk-test-SECRET is set
     result = await client.request("agent/listModels")
 
     assert result["default"] == FAUX
     by_ref = {f"{m['provider']}/{m['id']}": m for m in result["models"]}
-    assert by_ref[FAUX]["hasKey"] is True
-    assert by_ref["openai/gpt-4o-mini"]["hasKey"] is True
-    assert by_ref["anthropic/claude-sonnet-4-5"]["hasKey"] is False
-    assert set(by_ref[FAUX]) == {"provider", "id", "name", "api", "reasoning", "input", "contextWindow",
-                                 "maxTokens", "hasKey"}
-    session = await client.new_session(model="openai/gpt-4o-mini", tools=[])
+    assert result["total"] == len(result["models"])
+    # Ready providers only: OpenAI (its key), the scripted model (its script), the offline one.
+    assert {ref.partition("/")[0] for ref in by_ref} == {"openai", "faux", "local"}
+    assert by_ref[FAUX]["hasKey"] is True and by_ref[FAUX]["ready"] is True
+    gpt5 = by_ref["openai/gpt-5"]
+    assert set(gpt5) == {"provider", "id", "name", "api", "reasoning", "input", "contextWindow", "maxTokens",
+                         "cost", "hasKey", "ready"}
+    assert (gpt5["api"], gpt5["contextWindow"], gpt5["cost"]["input"], gpt5["ready"]) == (
+        "openai-responses", 400_000, 1.25, True)
+
+    found = await client.request("agent/listModels", {"query": "gpt-5", "limit": 3})
+    assert found["models"][0]["id"] == "gpt-5" and len(found["models"]) == 3
+    assert found["total"] > 3
+    rest = await client.request("agent/listModels", {"query": "gpt-5", "offset": 3})
+    assert len(rest["models"]) == found["total"] - 3
+
+    every = await client.request("agent/listModels", {"query": "claude sonnet 4.5", "all": True})
+    sonnet = next(m for m in every["models"] if (m["provider"], m["id"]) == ("anthropic", "claude-sonnet-4-5"))
+    assert (sonnet["hasKey"], sonnet["ready"], sonnet["setupHint"]) == (False, False, "set ANTHROPIC_API_KEY")
+
+    with pytest.raises(JsonRpcException) as bad:
+        await client.request("agent/listModels", {"offset": -1})
+    assert bad.value.code == -32602
+
+    session = await client.new_session(model="openai/gpt-5", tools=[])
     await client.request("agent/getState", {"sessionId": session})
     await client.request("agent/listSessions")
     # The harness checks every message on the way out too; this says it where it matters.

@@ -1,5 +1,5 @@
 """Running one provider stream in a test and reading what came out (shared by the
-openai-completions and anthropic-messages tests)."""
+provider tests: openai-completions, openai-responses, anthropic-messages, google)."""
 
 from __future__ import annotations
 
@@ -29,3 +29,19 @@ def final(events: list[Any]) -> AssistantMessage:
 
 def types(events: list[Any]) -> list[str]:
     return [event.type for event in events]
+
+
+class ProviderCalls:
+    """One provider's stream function called with a test key: `options(...)` gives a tiny
+    backoff so retry tests do not wait (the key lets tests check it never leaks), `run`
+    collects one call's events."""
+
+    def __init__(self, stream: Callable[..., Any], key: str) -> None:
+        self.stream = stream
+        self.key = key
+
+    def options(self, **overrides: Any) -> StreamOptions:
+        return StreamOptions(**{"api_key": self.key, "retry_base_delay_ms": 1, **overrides})
+
+    async def run(self, model: Model, context: Context | None = None, opts: StreamOptions | None = None) -> list[Any]:
+        return await collect(self.stream, model, context or hello_context(), opts or self.options())

@@ -71,6 +71,7 @@ class Request:
     body: bytes
     # Set when a delayed or stalled reply saw the client close the connection.
     disconnected: threading.Event = field(default_factory=threading.Event)
+    query: str = ""  # the raw query string, without "?"
 
     @property
     def json(self) -> Any:
@@ -137,6 +138,7 @@ class SSEServer:
             path=http_request.path,
             headers={k.lower(): v for k, v in http_request.headers.items()},
             body=body,
+            query=http_request.query_string,
         )
         with self._lock:
             self.requests.append(recorded)

@@ -13,7 +13,7 @@ from acp.schema import (
     SessionModeState,
 )
 
-from ..ai.types import ThinkingLevel
+from ..ai.types import Model, ThinkingLevel
 from ..host import Host, Session
 from ..protocol.modes import APPROVAL_MODES, ApprovalMode
 from .errors import invalid_params
@@ -36,8 +36,7 @@ def modes(session: Session) -> SessionModeState:
 def config_options(host: Host, session: Session) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
     state = session.agent.state
     current = state.model.ref
-    ready = [m for m in host.models() if m.has_key]
-    models = [SessionConfigSelectOption(value=f"{m.provider}/{m.id}", name=m.name) for m in ready]
+    models = [SessionConfigSelectOption(value=m.ref, name=m.name) for m in _keyed_models(host)]
     if current not in {option.value for option in models}:
         models.insert(0, SessionConfigSelectOption(value=current, name=state.model.name))
     return [
@@ -54,6 +53,14 @@ def config_options(host: Host, session: Session) -> list[SessionConfigOptionSele
             options=[SessionConfigSelectOption(value=level, name=level) for level in THINKING_LEVELS],
         ),
     ]
+
+
+def _keyed_models(host: Host) -> list[Model]:
+    """The models of providers whose key is set: a picker's worth, found without probing
+    local servers on every session (`agent/listModels` over LSP searches everything)."""
+    catalog = host.catalog
+    keyed = {name for name in catalog.providers() if catalog.api_key(name)}
+    return [model for model in catalog.list() if model.provider in keyed]
 
 
 def set_mode(session: Session, mode_id: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ..ai.abort import AbortSignal
 from ..ai.models import LOCAL_MODEL_REF, builtin_model
+from ..ai.options import StreamOptions
 from ..ai.registry import StreamFn
 from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, ThinkingLevel, UserMessage
 from .loop import default_convert_to_llm, run_agent_loop, run_agent_loop_continue
@@ -69,8 +70,9 @@ class Agent:
         stream_fn: StreamFn | None = None,
         session_id: str | None = None,
         get_api_key: Callable[[str], Any] | None = None,
+        get_stream_options: Callable[[Model], StreamOptions] | None = None,
         thinking_budgets: dict[str, int] | None = None,
-        max_retry_delay_ms: int = 60_000,
+        max_retry_delay_ms: int | None = None,
         tool_execution: ToolExecutionMode = "parallel",
         steering_policy: SteeringPolicy = "interrupt",
         before_tool_call: Callable[..., Any] | None = None,
@@ -85,6 +87,7 @@ class Agent:
         self.stream_fn = stream_fn
         self.session_id = session_id
         self.get_api_key = get_api_key
+        self.get_stream_options = get_stream_options
         self.thinking_budgets = thinking_budgets
         self.max_retry_delay_ms = max_retry_delay_ms
         self.tool_execution: ToolExecutionMode = tool_execution
@@ -234,6 +237,7 @@ class Agent:
             convert_to_llm=self.convert_to_llm,
             transform_context=self.transform_context,
             get_api_key=self.get_api_key,
+            get_stream_options=self.get_stream_options,
             get_steering_messages=get_steering_messages,
             get_follow_up_messages=lambda: self._dequeue(self._follow_ups, self.follow_up_mode),
             tool_execution=self.tool_execution,

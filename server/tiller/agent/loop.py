@@ -19,6 +19,7 @@ messages; `agent_loop` / `agent_loop_continue` are the same runs as async iterat
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -183,15 +184,17 @@ async def _stream_assistant_response(
     api_key = None
     if config.get_api_key:
         api_key = await resolve(config.get_api_key(config.model.provider))
-    options = StreamOptions(
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
+    base = config.get_stream_options(config.model) if config.get_stream_options else StreamOptions()
+    options = dataclasses.replace(
+        base,
+        temperature=config.temperature if config.temperature is not None else base.temperature,
+        max_tokens=config.max_tokens or base.max_tokens,
         signal=config.signal,
         api_key=api_key or config.api_key,
         session_id=config.session_id,
         reasoning=None if config.reasoning in (None, "off") else config.reasoning,
         thinking_budgets=config.thinking_budgets,
-        max_retry_delay_ms=config.max_retry_delay_ms,
+        max_retry_delay_ms=config.max_retry_delay_ms or base.max_retry_delay_ms,
     )
     stream_fn = config.stream_fn or registry_stream
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Field
 
 from ..ai.abort import AbortSignal
+from ..ai.options import StreamOptions
 from ..ai.registry import StreamFn
 from ..ai.types import (
     AssistantMessage,
@@ -213,6 +214,9 @@ class AgentLoopConfig:
     convert_to_llm: Callable[[list[Any]], Maybe] | None = None
     transform_context: Callable[[list[Any], AbortSignal | None], Maybe] | None = None
     get_api_key: Callable[[str], Maybe] | None = None
+    # The base options for a call to a model (the catalogue's request settings: retries,
+    # timeouts); the loop completes them with the settings below, the signal and the key.
+    get_stream_options: Callable[[Model], StreamOptions] | None = None
     get_steering_messages: Callable[[], Maybe] | None = None
     get_follow_up_messages: Callable[[], Maybe] | None = None
     tool_execution: ToolExecutionMode = "parallel"
@@ -231,7 +235,8 @@ class AgentLoopConfig:
     temperature: float | None = None
     max_tokens: int | None = None
     thinking_budgets: dict[str, int] | None = None
-    max_retry_delay_ms: int = 60_000
+    # None keeps the base options' value (StreamOptions' default, or the catalogue's).
+    max_retry_delay_ms: int | None = None
 
 
 async def resolve(value: Any) -> Any:

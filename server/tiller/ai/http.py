@@ -1,10 +1,12 @@
-"""HTTP plumbing shared by the streaming providers (OpenAI chat completions, Anthropic).
+"""HTTP plumbing shared by the streaming providers (OpenAI chat completions and responses,
+Anthropic, Gemini).
 
 One call is: POST a JSON body, retry while no byte of the answer has been used, then read
 the body as server-sent events (httpx + httpx-sse) and let a vendor-specific parser turn
 them into builder events. `stream_sse` runs that whole call and owns the contract every
 provider must keep: `start` only once the response arrived, exactly one final `done` or
-`error`, never a raise, and no API key in any message.
+`error`, never a raise, and no API key in any message. Keys arrive in `options.api_key`
+(from the model catalogue); nothing here reads the environment.
 
 Abort: every network wait (headers, a backoff sleep, each body read) runs in its own
 cancel scope that `options.signal` cancels, so an abort ends the HTTP stream at once. The
@@ -19,7 +21,6 @@ import email.utils
 import functools
 import http
 import json
-import os
 import re
 import ssl
 import time
@@ -34,15 +35,15 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from .abort import AbortSignal
 from .message_builder import ABORTED_TEXT, AssistantMessageBuilder
-from .options import StreamOptions
+from .options import CONNECT_TIMEOUT_MS, StreamOptions
 from .types import AssistantMessageEvent, Model
 
 T = TypeVar("T")
 
 # Status codes worth another try: timeouts, conflicts, rate limits and server trouble.
 RETRYABLE_STATUS = frozenset({408, 409, 429})
-# A generous read timeout: reasoning models may think for minutes between two chunks.
-TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
+# Sending the request body and waiting for a pooled connection.
+WRITE_TIMEOUT = 60.0
 # Longest excerpt of an unexpected (non-JSON) body quoted in an error message.
 BODY_EXCERPT = 300
 
@@ -72,11 +73,15 @@ class StreamParser(Protocol):
     """A vendor's SSE dialect. `feed` returns the builder events one SSE event yields and
     raises `ProviderError` for an in-stream vendor error. A vendor-side failure that still
     ends the stream cleanly (content filter, refusal) sets the message's `stop_reason` to
-    "error" and its `error_message`. `finished` is set by the vendor's end marker."""
+    "error" and its `error_message`. `finished` is set by the vendor's end marker.
+    `end` runs once the body is over and raises `ProviderError` if the vendor's stream
+    was cut short (for dialects whose end can be told apart from a cut)."""
 
     finished: bool
 
     def feed(self, event: ServerSentEvent) -> Iterable[AssistantMessageEvent]: ...
+
+    def end(self) -> None: ...
 
 
 # --- the provider driver ----------------------------------------------------------------
@@ -107,6 +112,8 @@ async def stream_sse(
                     yield out
                 if parser.finished:
                     break
+        if signal is None or not signal.aborted:
+            parser.end()
         for out in builder.close_all():
             yield out
         if signal is not None and signal.aborted:
@@ -131,17 +138,17 @@ def decode_json(event: ServerSentEvent) -> dict[str, Any]:
     return value
 
 
-def api_key(model: Model, options: StreamOptions, *, provider: str, env_var: str) -> str | None:
-    """The call's key, else the vendor's environment variable, but that one only for the
-    vendor's own provider entry: servers copying its API must not receive its key."""
-    if options.api_key:
-        return options.api_key
-    return os.environ.get(env_var) if model.provider == provider else None
+CUT_SHORT = "The stream ended before the response was complete"
 
 
 def request_headers(model: Model, options: StreamOptions, base: dict[str, str]) -> dict[str, str]:
     """Vendor headers, overridden by the model's configured headers, then the call's."""
     return {**base, **(model.headers or {}), **(options.headers or {})}
+
+
+def as_int(value: Any) -> int:
+    """A token count from a vendor's JSON: absent, null or not a number counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def endpoint(base_url: str, default_base: str, path: str) -> str:
@@ -162,7 +169,13 @@ async def open_event_stream(
     retried: the caller has already shown part of the answer.
     """
     signal = options.signal
-    async with httpx.AsyncClient(timeout=TIMEOUT, verify=_shared_ssl_context()) as client:
+    timeout = httpx.Timeout(
+        connect=min(options.timeout_ms, CONNECT_TIMEOUT_MS) / 1000,
+        read=options.idle_timeout_ms / 1000,
+        write=WRITE_TIMEOUT,
+        pool=WRITE_TIMEOUT,
+    )
+    async with httpx.AsyncClient(timeout=timeout, verify=_shared_ssl_context()) as client:
         response = await _send_with_retries(client, request, options)
         try:
             content_type = response.headers.get("content-type", "")
@@ -172,7 +185,7 @@ async def open_event_stream(
                     f"Expected an event stream but got {content_type or 'no content type'}: "
                     f"{vendor_message(body) or excerpt(body.decode('utf-8', 'replace'))}"
                 )
-            events = _events(EventSource(response), signal)
+            events = _events(EventSource(response), signal, options.idle_timeout_ms)
             try:
                 yield events
             finally:
@@ -184,7 +197,9 @@ async def open_event_stream(
                 await response.aclose()
 
 
-async def _events(source: EventSource, signal: AbortSignal | None) -> AsyncGenerator[ServerSentEvent, None]:
+async def _events(
+    source: EventSource, signal: AbortSignal | None, idle_timeout_ms: int
+) -> AsyncGenerator[ServerSentEvent, None]:
     # aiter_text underneath decodes UTF-8 incrementally and the SSE decoder buffers lines,
     # so a character or a data line split across TCP chunks arrives whole.
     events = source.aiter_sse()
@@ -194,6 +209,10 @@ async def _events(source: EventSource, signal: AbortSignal | None) -> AsyncGener
                 event = await abortable(signal, events.__anext__)
             except StopAsyncIteration:
                 return
+            except httpx.ReadTimeout as exc:
+                raise ProviderError(
+                    f"The server sent nothing for {_seconds(idle_timeout_ms / 1000)} s while streaming the response"
+                ) from exc
             except httpx.TransportError as exc:
                 raise ProviderError(f"Connection lost while streaming the response: {_exc_text(exc)}") from exc
             yield event
@@ -215,14 +234,24 @@ async def _send_with_retries(
             **request.headers,
         },
     )
+    timeout = options.timeout_ms / 1000
+
+    async def send() -> httpx.Response:
+        with anyio.fail_after(timeout):
+            return await client.send(http_request, stream=True)
+
     attempt = 0
     while True:
         try:
-            response = await abortable(signal, lambda: client.send(http_request, stream=True))
+            response = await abortable(signal, send)
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             raise ProviderError(f"Cannot send the request to {request.url}: {_exc_text(exc)}") from exc
-        except httpx.TransportError as exc:
-            failure = f"Connection error: {_exc_text(exc)}"
+        except (httpx.TransportError, TimeoutError) as exc:
+            failure = (
+                f"No response from {request.url} within {_seconds(timeout)} s"
+                if isinstance(exc, (TimeoutError, httpx.ReadTimeout))
+                else f"Connection error: {_exc_text(exc)}"
+            )
             if attempt >= options.max_retries:
                 raise ProviderError(failure) from exc
             delay = _backoff(attempt, options)
@@ -236,7 +265,7 @@ async def _send_with_retries(
             failure = status_message(response, body)
             if not _should_retry(response):
                 raise ProviderError(failure)
-            asked = retry_after_seconds(response.headers)
+            asked = retry_after_seconds(response.headers, body)
             if asked is not None and asked * 1000 > options.max_retry_delay_ms:
                 raise ProviderError(
                     f"{failure} (the server asked to wait {_seconds(asked)} s before retrying, "
@@ -262,9 +291,13 @@ def _backoff(attempt: int, options: StreamOptions) -> float:
     return min(delay_ms, options.max_retry_delay_ms) / 1000
 
 
-def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """The delay the server asks for: `retry-after-ms`, or `Retry-After` in seconds or as
-    an HTTP date. None when absent or unreadable."""
+_RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
+
+
+def retry_after_seconds(headers: httpx.Headers, body: bytes = b"") -> float | None:
+    """The delay the server asks for: `retry-after-ms`, `Retry-After` in seconds or as an
+    HTTP date, or Google's `RetryInfo.retryDelay` ("30s") in the error body. None when
+    absent or unreadable."""
     if (ms := headers.get("retry-after-ms")) is not None:
         try:
             return max(0.0, float(ms) / 1000)
@@ -272,7 +305,8 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
             pass
     value = headers.get("retry-after")
     if value is None:
-        return None
+        found = _RETRY_DELAY.search(body.decode("utf-8", "replace")) if body else None
+        return float(found.group(1)) if found else None
     try:
         return max(0.0, float(value))
     except ValueError:

@@ -59,6 +59,16 @@ class AssistantMessageBuilder:
         self.message.error_message = error_message or (ABORTED_TEXT if aborted else "An unknown error occurred")
         return ErrorEvent(reason=self.message.stop_reason, error=self.message)
 
+    def set_usage(self, *, prompt: int, cached: int, output: int) -> None:
+        """Usage as OpenAI and Gemini count it: `prompt` includes the `cached` tokens, which
+        pi reports apart (input excludes them; nothing is written to a cache)."""
+        usage = self.message.usage
+        usage.input = prompt - cached
+        usage.output = output
+        usage.cache_read = cached
+        usage.cache_write = 0
+        usage.total_tokens = usage.input + usage.output + usage.cache_read
+
     # --- blocks ------------------------------------------------------------------------
 
     def is_open(self, index: int) -> bool:

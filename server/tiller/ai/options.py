@@ -8,6 +8,9 @@ from typing import Any
 
 from .abort import AbortSignal
 
+# A TCP connection that takes longer than this is to a host that is not there.
+CONNECT_TIMEOUT_MS = 30_000
+
 # Budget-based thinking: tokens the model may spend reasoning at each level.
 DEFAULT_THINKING_BUDGETS: dict[str, int] = {
     "minimal": 1024,
@@ -33,6 +36,12 @@ class StreamOptions:
     retry_base_delay_ms: int = 1000
     # A server asking (Retry-After) to wait longer than this fails at once.
     max_retry_delay_ms: int = 60_000
+    # Longest wait for the response headers, connecting included (a local server may load
+    # the model before it answers; connecting alone gives up after CONNECT_TIMEOUT_MS).
+    timeout_ms: int = 600_000
+    # Longest silence between two chunks of the body: reasoning models may think for
+    # minutes before their first token.
+    idle_timeout_ms: int = 600_000
     # Called with the request body just before it is sent (debugging, tests).
     on_payload: Callable[[dict[str, Any]], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)

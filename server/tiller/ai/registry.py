@@ -14,7 +14,9 @@ StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMess
 # local model is actually asked for.
 _BUILTIN: dict[str, str] = {
     "openai-completions": "tiller.ai.providers.openai_completions",
+    "openai-responses": "tiller.ai.providers.openai_responses",
     "anthropic-messages": "tiller.ai.providers.anthropic",
+    "google-generative-ai": "tiller.ai.providers.google",
     "local": "tiller.ai.providers.local",
     "faux": "tiller.ai.providers.faux",
 }

@@ -153,10 +153,41 @@ class ModelCost(WireModel):
     cache_write: float = 0.0
 
 
+class OpenAICompat(WireModel):
+    """How a server speaking OpenAI's chat completions differs from OpenAI (pi-ai's compat).
+
+    Unset switches are detected from the provider and base URL (see
+    `providers/openai_compat.py`); a models.toml `compat` table sets them explicitly.
+    """
+
+    # Accepts `store: false` (OpenAI does; most copies reject unknown fields).
+    supports_store: bool | None = None
+    # Takes the system prompt as role `developer` for reasoning models.
+    supports_developer_role: bool | None = None
+    # Accepts the reasoning level (as `reasoning_effort`, or as `thinking_format` says).
+    supports_reasoning_effort: bool | None = None
+    # Accepts `stream_options: {include_usage: true}`.
+    supports_usage_in_streaming: bool | None = None
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] | None = None
+    # Tool results carry the tool's `name` (Mistral).
+    requires_tool_result_name: bool | None = None
+    # A user message may not follow tool results directly (Mistral).
+    requires_assistant_after_tool_result: bool | None = None
+    # Earlier reasoning goes back as plain text rather than a reasoning field.
+    requires_thinking_as_text: bool | None = None
+    # Tool-call ids must be exactly nine letters or digits (Mistral).
+    requires_mistral_tool_ids: bool | None = None
+    # How a reasoning level is asked for: `reasoning_effort` (openai), `reasoning: {effort}`
+    # (openrouter), `thinking: {type}` (zai) or `enable_thinking` (qwen).
+    thinking_format: Literal["openai", "openrouter", "zai", "qwen"] | None = None
+
+
 class Model(WireModel):
     id: str
     name: str
-    api: str  # "openai-completions" | "anthropic-messages" | "local" | "faux"
+    # "openai-completions" | "openai-responses" | "anthropic-messages" | "google-generative-ai"
+    # | "local" | "faux"
+    api: str
     provider: str
     base_url: str = ""
     reasoning: bool = False
@@ -165,6 +196,7 @@ class Model(WireModel):
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
+    compat: OpenAICompat | None = None
 
     @property
     def ref(self) -> str:

@@ -14,7 +14,7 @@ from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
 from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
 from ..protocol.errors import ErrorCode
-from ..protocol.methods import ModelInfo, NewSessionParams, SessionSummary
+from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
@@ -62,15 +62,21 @@ class Host:
         except ModelError as error:
             raise HostError(ErrorCode.MODEL_NOT_FOUND, str(error)) from None
 
-    def models(self) -> list[ModelInfo]:
-        catalog = self.catalog
-        return [
-            ModelInfo(
-                provider=m.provider, id=m.id, name=m.name, api=m.api, reasoning=m.reasoning, input=list(m.input),
-                context_window=m.context_window, max_tokens=m.max_tokens, has_key=catalog.has_key(m.provider),
-            )
-            for m in catalog.list()
-        ]
+    async def list_models(self, params: ListModelsParams) -> ListModelsResult:
+        """Search and page the catalogue as a model picker does (see ModelCatalog.list_models)."""
+        found = await self.catalog.list_models(
+            params.query or "", offset=params.offset or 0, limit=params.limit, include_all=bool(params.all)
+        )
+        models = [self._model_info(listing.model, listing.ready) for listing in found.models]
+        return ListModelsResult(models=models, default=self.resolve_model(None).ref, total=found.total)
+
+    def _model_info(self, m: Model, ready: bool) -> ModelInfo:
+        return ModelInfo(
+            provider=m.provider, id=m.id, name=m.name, api=m.api, reasoning=m.reasoning, input=list(m.input),
+            context_window=m.context_window, max_tokens=m.max_tokens, cost=m.cost,
+            has_key=self.catalog.has_key(m.provider), ready=ready,
+            setup_hint=None if ready else self.catalog.setup_hint(m.provider),
+        )
 
     # --- sessions ------------------------------------------------------------------------
 
@@ -133,7 +139,8 @@ class Host:
         saved: SavedSession | None = None,
     ) -> Session:
         editor = self.editor
-        agent = Agent(get_api_key=self.catalog.api_key, tool_execution="sequential")
+        agent = Agent(get_api_key=self.catalog.api_key, get_stream_options=self.catalog.stream_options,
+                      tool_execution="sequential")
         agent.set_model(model)
         agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)

@@ -20,6 +20,7 @@ from ..protocol.events import SessionStateEvent
 from ..protocol.methods import (
     METHODS,
     Empty,
+    ListModelsParams,
     ListModelsResult,
     ListSessionsParams,
     ListSessionsResult,
@@ -163,8 +164,8 @@ async def set_approval_mode(ls: TillerLanguageServer, params: SetApprovalModePar
     return session.settings_changed()
 
 
-async def list_models(ls: TillerLanguageServer, params: None) -> ListModelsResult:
-    return ListModelsResult(models=ls.host.models(), default=ls.host.resolve_model(None).ref)
+async def list_models(ls: TillerLanguageServer, params: ListModelsParams) -> ListModelsResult:
+    return await ls.host.list_models(params)
 
 
 async def list_sessions(ls: TillerLanguageServer, params: ListSessionsParams) -> ListSessionsResult:

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..agent.types import AgentMessage
-from ..ai.types import ImageContent, StopReason, ThinkingLevel, Usage, WireModel
+from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
 from .events import ApprovalRequestEvent, SessionStateEvent
 from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior
 
@@ -48,7 +48,14 @@ class ModelInfo(WireModel):
     input: list[str]
     context_window: int
     max_tokens: int
+    # Dollars per million tokens (input, output, cacheRead, cacheWrite).
+    cost: ModelCost
+    # The provider has a key or needs none (a local server may still be down).
     has_key: bool
+    # The provider can be called now: a key is set, or its local server answers.
+    ready: bool
+    # What a provider that is not ready lacks, for people ("set OPENAI_API_KEY").
+    setup_hint: str | None = None
 
 
 class SessionRef(WireModel):
@@ -113,9 +120,21 @@ class SetQueueModesParams(SessionRef):
     follow_up_mode: QueueMode | None = None
 
 
+class ListModelsParams(WireModel):
+    # Words that must all occur in a model's provider/id, name or provider name.
+    query: str | None = None
+    # Also models of providers that are not ready.
+    all: bool | None = None
+    # Paging over the ranked matches; no limit: every match.
+    offset: int | None = Field(default=None, ge=0)
+    limit: int | None = Field(default=None, ge=0)
+
+
 class ListModelsResult(WireModel):
     models: list[ModelInfo]
     default: str
+    # Matches before paging.
+    total: int
 
 
 class SessionSummary(WireModel):
@@ -193,7 +212,7 @@ METHODS: dict[str, Method] = {
     "agent/setModel": Method(SetModelParams, SessionStateEvent),
     "agent/setThinkingLevel": Method(SetThinkingLevelParams, SessionStateEvent),
     "agent/setQueueModes": Method(SetQueueModesParams, SessionStateEvent),
-    "agent/listModels": Method(None, ListModelsResult),
+    "agent/listModels": Method(ListModelsParams, ListModelsResult),
     "agent/listSessions": Method(ListSessionsParams, ListSessionsResult),
     "agent/loadSession": Method(SessionRef, NewSessionResult),
     "agent/closeSession": Method(SessionRef, Empty),

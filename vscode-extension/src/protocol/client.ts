@@ -6,6 +6,7 @@ import type {
   ApprovalMode,
   EditorContext,
   ImageContent,
+  ListModelsParams,
   ListModelsResult,
   ListSessionsParams,
   ListSessionsResult,
@@ -115,8 +116,8 @@ export class TillerClient implements Disposable {
   respondApproval(params: RespondApprovalParams): Promise<Record<string, never>> {
     return this.request("agent/respondApproval", params);
   }
-  listModels(): Promise<ListModelsResult> {
-    return this.request("agent/listModels");
+  listModels(params: ListModelsParams = {}): Promise<ListModelsResult> {
+    return this.request("agent/listModels", params);
   }
   listSessions(params: ListSessionsParams = {}): Promise<ListSessionsResult> {
     return this.request("agent/listSessions", params);

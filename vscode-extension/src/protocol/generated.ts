@@ -39,6 +39,7 @@ export interface TillerWireTypes {
     | ErrorEvent;
   empty: Empty;
   event_notification: EventNotification;
+  list_models_params: ListModelsParams;
   list_models_result: ListModelsResult;
   list_sessions_params: ListSessionsParams;
   list_sessions_result: ListSessionsResult;
@@ -556,11 +557,22 @@ export interface PersistenceErrorEvent {
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListModelsParams".
+ */
+export interface ListModelsParams {
+  all?: boolean | null;
+  limit?: number | null;
+  offset?: number | null;
+  query?: string | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "ListModelsResult".
  */
 export interface ListModelsResult {
   default: string;
   models: ModelInfo[];
+  total: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -569,13 +581,28 @@ export interface ListModelsResult {
 export interface ModelInfo {
   api: string;
   contextWindow: number;
+  cost: ModelCost;
   hasKey: boolean;
   id: string;
   input: string[];
   maxTokens: number;
   name: string;
   provider: string;
+  ready: boolean;
   reasoning: boolean;
+  setupHint?: string | null;
+}
+/**
+ * Prices in dollars per million tokens.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ModelCost".
+ */
+export interface ModelCost {
+  cacheRead: number;
+  cacheWrite: number;
+  input: number;
+  output: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -612,6 +639,7 @@ export interface SessionSummary {
 export interface Model {
   api: string;
   baseUrl: string;
+  compat?: OpenAICompat | null;
   contextWindow: number;
   cost: ModelCost;
   headers?: {
@@ -625,16 +653,25 @@ export interface Model {
   reasoning: boolean;
 }
 /**
- * Prices in dollars per million tokens.
+ * How a server speaking OpenAI's chat completions differs from OpenAI (pi-ai's compat).
+ *
+ * Unset switches are detected from the provider and base URL (see
+ * `providers/openai_compat.py`); a models.toml `compat` table sets them explicitly.
  *
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ModelCost".
+ * via the `definition` "OpenAICompat".
  */
-export interface ModelCost {
-  cacheRead: number;
-  cacheWrite: number;
-  input: number;
-  output: number;
+export interface OpenAICompat {
+  maxTokensField?: ("max_tokens" | "max_completion_tokens") | null;
+  requiresAssistantAfterToolResult?: boolean | null;
+  requiresMistralToolIds?: boolean | null;
+  requiresThinkingAsText?: boolean | null;
+  requiresToolResultName?: boolean | null;
+  supportsDeveloperRole?: boolean | null;
+  supportsReasoningEffort?: boolean | null;
+  supportsStore?: boolean | null;
+  supportsUsageInStreaming?: boolean | null;
+  thinkingFormat?: ("openai" | "openrouter" | "zai" | "qwen") | null;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema

@@ -15,7 +15,6 @@ from httpx_sse import ServerSentEvent
 from ..http import (
     ProviderError,
     SSERequest,
-    api_key,
     decode_json,
     endpoint,
     error_text,
@@ -73,7 +72,7 @@ async def stream(
 
 
 def build_request(model: Model, context: Context, options: StreamOptions) -> SSERequest:
-    key = api_key(model, options, provider="anthropic", env_var="ANTHROPIC_API_KEY")
+    key = options.api_key
     if not key:
         raise ProviderError(f"No API key for provider: {model.provider}")
 
@@ -201,6 +200,9 @@ class _Parser:
         self.builder = builder
         self.finished = False
         self._blocks: dict[int, int] = {}  # Anthropic's block index -> builder index
+
+    def end(self) -> None:
+        pass  # compatible servers may omit message_stop; a cut shows as a reset
 
     def feed(self, event: ServerSentEvent) -> list[AssistantMessageEvent]:
         if not event.data.strip():

@@ -1,23 +1,24 @@
 """OpenAI chat completions over HTTP: OpenAI itself and the many servers that copy its API
-(llama.cpp, ollama, vLLM, OpenRouter...). Parsing and conversion follow pi-ai's
-openai-completions provider, with two additions: parallel tool calls whose deltas
-interleave by `index` stay separate, and llama.cpp's legacy `delta.function_call` works.
+(llama.cpp, ollama, vLLM, OpenRouter, Groq, DeepSeek, Mistral...). Parsing and conversion
+follow pi-ai's openai-completions provider, with its per-server switches (`openai_compat`),
+and two additions: parallel tool calls whose deltas interleave by `index` stay separate,
+and llama.cpp's legacy `delta.function_call` works.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlparse
 
 from httpx_sse import ServerSentEvent
 
 from ..http import (
     ProviderError,
     SSERequest,
-    api_key,
+    as_int,
     decode_json,
     endpoint,
     error_text,
@@ -27,7 +28,7 @@ from ..http import (
 )
 from ..message_builder import AssistantMessageBuilder
 from ..options import StreamOptions
-from ..transform import transform_messages
+from ..transform import tool_result_text, transform_messages
 from ..types import (
     AssistantMessage,
     AssistantMessageEvent,
@@ -40,9 +41,9 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
+from .openai_compat import Compat, compat_for, is_openai
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-OPENAI_HOST = "api.openai.com"
 DEFAULT_MAX_TOKENS = 32_000
 # Delta fields that carry reasoning, by server: DeepSeek/vLLM, OpenRouter/ollama, others.
 # The block's signature records which one, so the reasoning goes back under the same name.
@@ -70,22 +71,22 @@ async def stream(
 
 
 def build_request(model: Model, context: Context, options: StreamOptions) -> SSERequest:
-    is_openai = urlparse(model.base_url or DEFAULT_BASE_URL).hostname == OPENAI_HOST
-    key = api_key(model, options, provider="openai", env_var="OPENAI_API_KEY")
-    if not key and is_openai:
+    compat = compat_for(model)
+    key = options.api_key
+    if not key and is_openai(model):
         raise ProviderError(f"No API key for provider: {model.provider}")
 
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context, developer_role=is_openai and model.reasoning),
+        "messages": convert_messages(model, context, compat),
         "stream": True,
-        "stream_options": {"include_usage": True},
     }
+    if compat.supports_usage_in_streaming:
+        body["stream_options"] = {"include_usage": True}
     # OpenAI's reasoning models only accept max_completion_tokens; llama.cpp, ollama and
     # most other servers only know max_tokens.
-    max_tokens = options.max_tokens or min(model.max_tokens, DEFAULT_MAX_TOKENS)
-    body["max_completion_tokens" if is_openai else "max_tokens"] = max_tokens
-    if is_openai:
+    body[compat.max_tokens_field] = options.max_tokens or min(model.max_tokens, DEFAULT_MAX_TOKENS)
+    if compat.supports_store:
         body["store"] = False
     if options.temperature is not None:
         body["temperature"] = options.temperature
@@ -97,8 +98,8 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> SSE
             }
             for tool in context.tools
         ]
-    if model.reasoning and options.reasoning:
-        body["reasoning_effort"] = "high" if options.reasoning == "xhigh" else options.reasoning
+    if model.reasoning:
+        _ask_for_reasoning(body, compat, options.reasoning)
     # Vendor-specific fields the caller asks for (e.g. `tool_choice`) go in as given.
     body.update(options.extra)
 
@@ -107,35 +108,59 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> SSE
     return SSERequest(url=url, body=body, headers=headers, secrets=(key,) if key else ())
 
 
-def convert_messages(model: Model, context: Context, *, developer_role: bool = False) -> list[dict[str, Any]]:
+def _ask_for_reasoning(body: dict[str, Any], compat: Compat, level: str | None) -> None:
+    """The reasoning level in the dialect the server understands (no level: its default)."""
+    effort = "high" if level == "xhigh" else level
+    if compat.thinking_format == "zai":
+        body["thinking"] = {"type": "enabled" if effort else "disabled"}
+    elif compat.thinking_format == "qwen":
+        body["enable_thinking"] = bool(effort)
+    elif effort and compat.supports_reasoning_effort:
+        if compat.thinking_format == "openrouter":
+            body["reasoning"] = {"effort": effort}
+        else:
+            body["reasoning_effort"] = effort
+
+
+def convert_messages(model: Model, context: Context, compat: Compat | None = None) -> list[dict[str, Any]]:
+    compat = compat or compat_for(model)
     out: list[dict[str, Any]] = []
     if context.system_prompt:
-        out.append({"role": "developer" if developer_role else "system", "content": context.system_prompt})
+        developer = compat.supports_developer_role and model.reasoning
+        out.append({"role": "developer" if developer else "system", "content": context.system_prompt})
     images = "image" in model.input
+    call_id = _mistral_id if compat.requires_mistral_tool_ids else str
     # Images from a run of tool results: OpenAI's `tool` role takes only text, and nothing
     # may sit between the tool messages of one batch, so they follow the run as a user turn.
     pending_images: list[dict[str, Any]] = []
 
+    def add_user(user: dict[str, Any]) -> None:
+        if compat.requires_assistant_after_tool_result and out and out[-1]["role"] == "tool":
+            out.append({"role": "assistant", "content": "I have processed the tool results."})
+        out.append(user)
+
     def flush_images() -> None:
         if pending_images:
             text = {"type": "text", "text": "Attached image(s) from tool result:"}
-            out.append({"role": "user", "content": [text, *pending_images]})
+            add_user({"role": "user", "content": [text, *pending_images]})
             pending_images.clear()
 
     for message in transform_messages(context.messages, model):
         if isinstance(message, ToolResultMessage):
-            texts = [b.text for b in message.content if isinstance(b, TextContent)]
             attached = [_image_part(b) for b in message.content if isinstance(b, ImageContent)] if images else []
-            content = "\n".join(texts) if texts else ("(see attached image)" if attached else "")
-            out.append({"role": "tool", "content": content, "tool_call_id": message.tool_call_id})
+            content = tool_result_text(message, images_sent=bool(attached))
+            result: dict[str, Any] = {"role": "tool", "content": content, "tool_call_id": call_id(message.tool_call_id)}
+            if compat.requires_tool_result_name:
+                result["name"] = message.tool_name
+            out.append(result)
             pending_images.extend(attached)
             continue
         flush_images()
         if isinstance(message, UserMessage):
             if user := _convert_user(message, images):
-                out.append(user)
+                add_user(user)
         elif isinstance(message, AssistantMessage):
-            if assistant := _convert_assistant(message):
+            if assistant := _convert_assistant(message, compat, call_id):
                 out.append(assistant)
     flush_images()
     return out
@@ -153,11 +178,14 @@ def _convert_user(message: UserMessage, images: bool) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _convert_assistant(message: AssistantMessage) -> dict[str, Any] | None:
+def _convert_assistant(message: AssistantMessage, compat: Compat, call_id: Any) -> dict[str, Any] | None:
     text = "".join(b.text for b in message.content if isinstance(b, TextContent) and b.text)
+    if compat.requires_thinking_as_text:
+        thought = "\n".join(b.thinking for b in message.content if isinstance(b, ThinkingContent) and b.thinking)
+        text = f"{thought}\n\n{text}" if thought and text else thought or text
     calls = [
         {
-            "id": call.id,
+            "id": call_id(call.id),
             "type": "function",
             "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
         }
@@ -169,13 +197,20 @@ def _convert_assistant(message: AssistantMessage) -> dict[str, Any] | None:
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
     # Reasoning goes back under the delta field it came from (servers that want it back,
     # e.g. DeepSeek with tools, read it there; others ignore unknown fields).
-    for block in message.content:
+    for block in message.content if not compat.requires_thinking_as_text else ():
         if isinstance(block, ThinkingContent) and block.thinking and block.thinking_signature in REASONING_FIELDS:
             field = block.thinking_signature
             out[field] = f"{out[field]}\n{block.thinking}" if field in out else block.thinking
     if calls:
         out["tool_calls"] = calls
     return out
+
+
+def _mistral_id(call_id: str) -> str:
+    """Mistral accepts only nine letters or digits; others' ids map to a stable such id."""
+    if len(call_id) == 9 and call_id.isascii() and call_id.isalnum():
+        return call_id
+    return hashlib.sha256(call_id.encode()).hexdigest()[:9]
 
 
 def _image_part(block: ImageContent) -> dict[str, Any]:
@@ -200,6 +235,9 @@ class _Parser:
         self._thinking: int | None = None
         self._tools: dict[Any, int] = {}  # stream index (or LEGACY_CALL) -> builder index
         self._tool_ids: dict[int, str] = {}  # builder index -> call id
+
+    def end(self) -> None:
+        pass  # many servers end without [DONE] or a finish_reason; a cut shows as a reset
 
     def feed(self, event: ServerSentEvent) -> list[AssistantMessageEvent]:
         data = event.data.strip()
@@ -287,14 +325,12 @@ class _Parser:
     # --- usage and stop reason ----------------------------------------------------------
 
     def _usage(self, raw: dict[str, Any]) -> None:
-        cached = _int((raw.get("prompt_tokens_details") or {}).get("cached_tokens"))
-        reasoning = _int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens"))
-        usage = self.builder.message.usage
-        usage.input = _int(raw.get("prompt_tokens")) - cached
-        usage.output = _int(raw.get("completion_tokens")) + reasoning
-        usage.cache_read = cached
-        usage.cache_write = 0
-        usage.total_tokens = usage.input + usage.output + usage.cache_read
+        reasoning = as_int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens"))
+        self.builder.set_usage(
+            prompt=as_int(raw.get("prompt_tokens")),
+            cached=as_int((raw.get("prompt_tokens_details") or {}).get("cached_tokens")),
+            output=as_int(raw.get("completion_tokens")) + reasoning,
+        )
 
     def _finish(self, reason: Any) -> None:
         message = self.builder.message
@@ -305,6 +341,3 @@ class _Parser:
             message.stop_reason = "error"
             message.error_message = f"Provider finish_reason: {reason}"
 
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
