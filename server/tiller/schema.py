@@ -44,6 +44,7 @@ class TillerWireTypes(BaseModel):
     persistence_error_event: e.PersistenceErrorEvent
     respond_approval_params: p.RespondApprovalParams
     set_approval_mode_params: p.SetApprovalModeParams
+    set_tool_execution_params: p.SetToolExecutionParams
     list_sessions_params: p.ListSessionsParams
     queue_update_event: e.QueueUpdateEvent
     session_state_event: e.SessionStateEvent

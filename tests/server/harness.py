@@ -41,7 +41,7 @@ SECRET = "sk-test-SECRET"
 FAUX = "faux/faux-1"
 # How long any single wait on the server may take before the test fails (not a timing
 # assertion: a healthy run answers in milliseconds).
-WAIT = 15.0
+WAIT = 30.0
 
 Event = dict[str, Any]
 

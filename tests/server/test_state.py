@@ -14,7 +14,7 @@ from .harness import FAUX, SECRET, SLOW, SLOW_CHUNKING, reply, text
 def session_state(model: str = FAUX, thinking: str = "off", steering: str = "one_at_a_time",
                   follow_up: str = "one_at_a_time") -> dict:
     return {"type": "session_state", "model": model, "thinkingLevel": thinking,
-            "steeringMode": steering, "followUpMode": follow_up, "approvalMode": "ask"}
+            "steeringMode": steering, "followUpMode": follow_up, "approvalMode": "ask", "toolExecution": "parallel"}
 
 
 async def test_get_state_and_the_settings_methods(start_tiller, workspace):
@@ -110,9 +110,11 @@ async def test_list_close_and_clear_queue(start_tiller):
 
     await client.request("agent/steer", {"sessionId": busy, "text": "steer me"})
     await client.request("agent/followUp", {"sessionId": busy, "text": "then this"})
-    cleared = await client.request("agent/clearQueue", {"sessionId": busy})
+    clearing = client.send("agent/clearQueue", {"sessionId": busy})
+    cleared = await clearing.result()
     assert cleared == {"steering": ["steer me"], "followUp": ["then this"]}  # what was dropped
-    last = client.session_events(busy)[-1]["event"]
+    # The last event before the answer (the reply keeps streaming after it).
+    last = client.session_events(busy, upto=clearing.events_before)[-1]["event"]
     assert last == {"type": "queue_update", "steering": [], "followUp": []}
     assert (await client.request("agent/getState", {"sessionId": busy}))["queue"] == {"steering": [], "followUp": []}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from ..agent import Agent
+from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
 from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
@@ -95,6 +96,7 @@ class Host:
             session_id=uuid.uuid4().hex[:12], cwd=cwd, extra_roots=extra_roots,
             model=self.resolve_model(params.model), system_prompt=params.system_prompt or DEFAULT_SYSTEM_PROMPT,
             tool_names=names, approval_mode=params.approval_mode or self.settings.approval_mode,
+            tool_execution=params.tool_execution or "parallel",
         )
         if params.thinking_level:
             session.agent.set_thinking_level(params.thinking_level)
@@ -119,7 +121,8 @@ class Host:
         session = self._assemble(
             session_id=session_id, cwd=saved.cwd, extra_roots=extra_roots, model=model,
             system_prompt=saved.system_prompt or DEFAULT_SYSTEM_PROMPT, tool_names=list(tools),
-            approval_mode=_saved_mode(saved.approval_mode), saved=saved,
+            approval_mode=_saved_mode(saved.approval_mode),
+            tool_execution="sequential" if saved.tool_execution == "sequential" else "parallel", saved=saved,
         )
         session.agent.replace_messages(saved.messages)
         if saved.thinking_level:
@@ -136,11 +139,15 @@ class Host:
         system_prompt: str,
         tool_names: list[str],
         approval_mode: ApprovalMode,
+        tool_execution: ToolExecutionMode,
         saved: SavedSession | None = None,
     ) -> Session:
         editor = self.editor
+        # Tools run in parallel as in pi's coding agent; edit and write of one file still
+        # take turns in call order (the tools' per-file locks), and each change that needs
+        # approval asks on its own, so several approvals may be pending at once.
         agent = Agent(get_api_key=self.catalog.api_key, get_stream_options=self.catalog.stream_options,
-                      tool_execution="sequential")
+                      tool_execution=tool_execution)
         agent.set_model(model)
         agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)
@@ -149,7 +156,8 @@ class Host:
         def settings() -> SessionSettings:
             state = agent.state
             return SessionSettings(model=state.model.ref, thinking_level=state.thinking_level,
-                                   approval_mode=approvals.mode, tools=[t.name for t in state.tools],
+                                   approval_mode=approvals.mode, tool_execution=agent.tool_execution,
+                                   tools=[t.name for t in state.tools],
                                    system_prompt=state.system_prompt)
 
         recorder = SessionRecorder(self.store, session_id, cwd, settings, events.emit,

@@ -22,6 +22,7 @@ class SessionSettings:
     model: str
     thinking_level: str
     approval_mode: str
+    tool_execution: str
     tools: list[str]
     system_prompt: str
 
@@ -61,7 +62,8 @@ class SessionRecorder:
             return
         settings = self._settings()
         try:
-            self._file.append_settings(settings.model, settings.thinking_level, settings.approval_mode)
+            self._file.append_settings(settings.model, settings.thinking_level, settings.approval_mode,
+                                       settings.tool_execution)
         except OSError as error:
             self._report(PersistenceErrorEvent(message=f"Could not save the session's settings: {error}"))
 
@@ -69,5 +71,6 @@ class SessionRecorder:
         settings = self._settings()
         created = self._store.create(self._session_id, self._cwd, settings.model, tools=settings.tools,
                                      system_prompt=settings.system_prompt)
-        created.append_settings(settings.model, settings.thinking_level, settings.approval_mode)
+        created.append_settings(settings.model, settings.thinking_level, settings.approval_mode,
+                                settings.tool_execution)
         return created

@@ -179,6 +179,7 @@ class Session:
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
             approval_mode=self.approvals.mode,
+            tool_execution=self.agent.tool_execution,
         )
 
     def settings_changed(self) -> SessionStateEvent:
@@ -200,6 +201,7 @@ class Session:
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
             approval_mode=self.approvals.mode,
+            tool_execution=self.agent.tool_execution,
             is_streaming=state.is_streaming,
             messages=state.messages,
             stream_message=state.stream_message,

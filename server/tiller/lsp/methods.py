@@ -37,6 +37,7 @@ from ..protocol.methods import (
     SetModelParams,
     SetQueueModesParams,
     SetThinkingLevelParams,
+    SetToolExecutionParams,
 )
 from .server import TillerLanguageServer
 
@@ -164,6 +165,12 @@ async def set_approval_mode(ls: TillerLanguageServer, params: SetApprovalModePar
     return session.settings_changed()
 
 
+async def set_tool_execution(ls: TillerLanguageServer, params: SetToolExecutionParams) -> SessionStateEvent:
+    session = ls.host.get(params.session_id)
+    session.agent.tool_execution = params.mode  # from the next run on
+    return session.settings_changed()
+
+
 async def list_models(ls: TillerLanguageServer, params: ListModelsParams) -> ListModelsResult:
     return await ls.host.list_models(params)
 
@@ -205,4 +212,5 @@ HANDLERS: dict[str, Handler] = {
     "agent/deleteSession": delete_session,
     "agent/respondApproval": respond_approval,
     "agent/setApprovalMode": set_approval_mode,
+    "agent/setToolExecution": set_tool_execution,
 }

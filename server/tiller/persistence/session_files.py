@@ -5,7 +5,7 @@ One file per session, `<data dir>/sessions/<sessionId>.jsonl`:
     {"type":"session","version":1,"id":"…","cwd":"…","created":1760000000000,"model":"openai/gpt-4.1-mini",
      "tools":["read","bash"],"systemPrompt":"…"}
     {"type":"message","message":{…a wire message…}}
-    {"type":"settings","model":"…","thinkingLevel":"low","approvalMode":"ask"}
+    {"type":"settings","model":"…","thinkingLevel":"low","approvalMode":"ask","toolExecution":"parallel"}
 
 Each line is written, flushed and fsynced when a message ends, so `kill -9` loses at most
 the message in flight. A torn last line (the process died mid-write) is skipped on load.
@@ -56,6 +56,7 @@ class SavedSession:
     tools: list[str] | None = None
     system_prompt: str | None = None
     approval_mode: str | None = None
+    tool_execution: str | None = None
     messages: list[Any] = field(default_factory=list)
     updated_at: int = 0
 
@@ -78,9 +79,12 @@ class SessionFile:
     def append_message(self, message: Any) -> None:
         self.append({"type": "message", "message": message.dump()})
 
-    def append_settings(self, model: str, thinking_level: str, approval_mode: str) -> None:
-        self.append({"type": "settings", "model": model, "thinkingLevel": thinking_level,
-                     "approvalMode": approval_mode})
+    def append_settings(self, model: str, thinking_level: str, approval_mode: str,
+                        tool_execution: str | None = None) -> None:
+        record = {"type": "settings", "model": model, "thinkingLevel": thinking_level, "approvalMode": approval_mode}
+        if tool_execution is not None:
+            record["toolExecution"] = tool_execution
+        self.append(record)
 
 
 class SessionStore:
@@ -161,6 +165,7 @@ class SessionStore:
                 saved.model = record.get("model", saved.model)
                 saved.thinking_level = record.get("thinkingLevel", saved.thinking_level)
                 saved.approval_mode = record.get("approvalMode", saved.approval_mode)
+                saved.tool_execution = record.get("toolExecution", saved.tool_execution)
         if saved is None:
             raise ValueError(f"{path} holds no session")
         saved.updated_at = max(saved.updated_at, int(path.stat().st_mtime * 1000))

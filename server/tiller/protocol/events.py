@@ -23,7 +23,7 @@ from ..agent.types import (
     TurnStartEvent,
 )
 from ..ai.types import ThinkingLevel, ToolCall, WireModel
-from .modes import ApprovalKind, ApprovalMode, ApprovalOptionId, QueueMode
+from .modes import ApprovalKind, ApprovalMode, ApprovalOptionId, QueueMode, ToolExecutionMode
 
 
 class QueueUpdateEvent(WireModel):
@@ -39,6 +39,7 @@ class SessionStateEvent(WireModel):
     steering_mode: QueueMode
     follow_up_mode: QueueMode
     approval_mode: ApprovalMode
+    tool_execution: ToolExecutionMode
 
 
 class ApprovalOption(WireModel):

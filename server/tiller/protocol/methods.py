@@ -14,7 +14,7 @@ from pydantic import Field
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
 from .events import ApprovalRequestEvent, SessionStateEvent
-from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior
+from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior, ToolExecutionMode
 
 # --- shared pieces ----------------------------------------------------------------------
 
@@ -72,6 +72,8 @@ class NewSessionParams(WireModel):
     thinking_level: ThinkingLevel | None = None
     tools: list[str] | None = None
     approval_mode: ApprovalMode | None = None
+    # How a reply's tool calls run: "parallel" (the default, as pi) or one by one.
+    tool_execution: ToolExecutionMode | None = None
 
 
 class NewSessionResult(WireModel):
@@ -164,6 +166,10 @@ class SetApprovalModeParams(SessionRef):
     mode: ApprovalMode
 
 
+class SetToolExecutionParams(SessionRef):
+    mode: ToolExecutionMode
+
+
 class ListSessionsResult(WireModel):
     sessions: list[SessionSummary]
 
@@ -176,6 +182,7 @@ class SessionState(WireModel):
     steering_mode: QueueMode
     follow_up_mode: QueueMode
     approval_mode: ApprovalMode
+    tool_execution: ToolExecutionMode
     is_streaming: bool
     messages: list[AgentMessage]
     stream_message: AgentMessage | None = None
@@ -219,4 +226,5 @@ METHODS: dict[str, Method] = {
     "agent/deleteSession": Method(SessionRef, Empty),
     "agent/respondApproval": Method(RespondApprovalParams, Empty),
     "agent/setApprovalMode": Method(SetApprovalModeParams, SessionStateEvent),
+    "agent/setToolExecution": Method(SetToolExecutionParams, SessionStateEvent),
 }

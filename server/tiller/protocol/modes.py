@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from ..agent.agent import QueueMode
+from ..agent.types import ToolExecutionMode
 from ..tools.ports import ApprovalKind
 
 PROTOCOL_VERSION = 1
@@ -36,4 +37,5 @@ __all__ = [
     "ApprovalOptionId",
     "QueueMode",
     "StreamingBehavior",
+    "ToolExecutionMode",
 ]

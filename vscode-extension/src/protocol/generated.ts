@@ -61,6 +61,7 @@ export interface TillerWireTypes {
   set_model_params: SetModelParams;
   set_queue_modes_params: SetQueueModesParams;
   set_thinking_level_params: SetThinkingLevelParams;
+  set_tool_execution_params: SetToolExecutionParams;
   stop_reason: "stop" | "length" | "toolUse" | "error" | "aborted";
   thinking_level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
   usage: Usage;
@@ -545,6 +546,7 @@ export interface SessionStateEvent {
   model: string;
   steeringMode: "all" | "one_at_a_time";
   thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  toolExecution: "sequential" | "parallel";
   type: "session_state";
 }
 /**
@@ -683,6 +685,7 @@ export interface NewSessionParams {
   model?: string | null;
   systemPrompt?: string | null;
   thinkingLevel?: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh") | null;
+  toolExecution?: ("sequential" | "parallel") | null;
   tools?: string[] | null;
 }
 /**
@@ -798,6 +801,7 @@ export interface SessionState {
   steeringMode: "all" | "one_at_a_time";
   streamMessage?: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage | null;
   thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  toolExecution: "sequential" | "parallel";
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -830,5 +834,13 @@ export interface SetQueueModesParams {
  */
 export interface SetThinkingLevelParams {
   level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SetToolExecutionParams".
+ */
+export interface SetToolExecutionParams {
+  mode: "sequential" | "parallel";
   sessionId: string;
 }
