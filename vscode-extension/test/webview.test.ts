@@ -1,10 +1,10 @@
 // The chat webview (dist/webview.js + media/chat.css, in the page the extension serves, CSP
 // included) in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core),
 // fed an event stream recorded from the real server (test/fixtures/session-events.json).
-// Saves screenshots to test-artifacts/ (TILLER_UPDATE_SCREENSHOT=1 also refreshes
-// media/screenshot.png for the README).
+// Saves screenshots to test-artifacts/ (the README's media/screenshot.png comes from the
+// real-VS-Code suite, test/e2e/).
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -221,9 +221,6 @@ test("the recorded stream renders: markdown while streaming, thinking, tool card
   await page.setViewportSize({ width: 420, height: Math.min(height, 6000) });
   await page.screenshot({ path: path.join(ARTIFACTS, "webview-full.png") });
   await page.setViewportSize({ width: 420, height: 900 });
-  if (process.env.TILLER_UPDATE_SCREENSHOT) {
-    copyFileSync(path.join(ARTIFACTS, "webview-approval.png"), path.join(root, "media", "screenshot.png"));
-  }
   await write.locator('button[data-option-id="allow_once"]').click();
   const writeId = (events.at(-1)!.event as { approvalId: string }).approvalId;
   assert.deepEqual((await panel.posted()).at(-1), { type: "respondApproval", approvalId: writeId, optionId: "allow_once" });
@@ -260,6 +257,17 @@ test("the input: Enter sends, Shift+Enter is a new line, steer or queue while ru
   assert.deepEqual((await panel.posted()).at(-1), { type: "send", text: "then add a test", behavior: "followUp" });
   await page.locator("button.stop").click();
   assert.deepEqual((await panel.posted()).at(-1), { type: "stop" });
+
+  // In a sidebar as narrow as VS Code's default, the run's controls wrap below; the model and
+  // mode links keep their text.
+  await page.setViewportSize({ width: 300, height: 900 });
+  for (const link of ["button.model", "button.mode"]) {
+    const size = await page.locator(link).evaluate((el) => ({ client: el.clientWidth, scroll: el.scrollWidth, text: el.textContent }));
+    assert.ok(size.scroll <= size.client && size.client > 30, `${link} is cut: ${JSON.stringify(size)}`);
+  }
+  assert.equal(await page.locator("button.stop").isVisible(), true);
+  await page.screenshot({ path: path.join(ARTIFACTS, "webview-narrow-running.png") });
+  await page.setViewportSize({ width: 420, height: 900 });
 
   // Queued messages and context chips are shown with their controls.
   const seq = events[firstDelta].seq;

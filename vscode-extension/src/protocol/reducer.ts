@@ -8,6 +8,7 @@ import type {
   ApprovalMode,
   ApprovalOptionId,
   ApprovalRequestEvent,
+  ApprovalResolvedEvent,
   AssistantBlock,
   AssistantMessage,
   PartialAssistantMessage,
@@ -114,7 +115,15 @@ export function viewFromState(state: SessionState): SessionView {
     view.tools[id] = { toolCallId: id, toolName: call?.name ?? "tool", args: call?.arguments ?? {}, status: "running" };
   }
   view.lastRun = lastRunOf(view.messages);
+  // How the session's answered approvals went. A server that does not send them yet leaves
+  // the outcome badges to the live approval_resolved events.
+  const resolved = (state as { resolvedApprovals?: ApprovalResolvedEvent[] }).resolvedApprovals ?? [];
+  for (const event of resolved) view.approvalOutcomes[event.toolCallId] = outcomeOf(event);
   return view;
+}
+
+function outcomeOf(event: ApprovalResolvedEvent): ApprovalOptionId | "cancelled" {
+  return event.outcome === "cancelled" ? "cancelled" : (event.optionId ?? "allow_once");
 }
 
 function toolCallsById(view: SessionView): Map<string, Extract<AssistantBlock, { type: "toolCall" }>> {
@@ -335,7 +344,7 @@ export function applyEvent(view: SessionView, event: WireEvent): void {
       break;
     case "approval_resolved":
       view.pendingApprovals = view.pendingApprovals.filter((a) => a.approvalId !== event.approvalId);
-      view.approvalOutcomes[event.toolCallId] = event.outcome === "cancelled" ? "cancelled" : (event.optionId ?? "allow_once");
+      view.approvalOutcomes[event.toolCallId] = outcomeOf(event);
       break;
     case "persistence_error":
       view.warnings.push(event.message);

@@ -471,15 +471,13 @@ export class ChatApp {
       this.queueEl,
       this.chipsEl,
       h("div", { className: "input-box" }, this.input),
+      // Two groups that wrap as wholes: in a narrow sidebar the run's controls go to a second
+      // line rather than squeezing the model and mode links to a few pixels.
       h(
         "div",
         { className: "composer-bar" },
-        this.modelButton,
-        this.modeButton,
-        h("span", { className: "spacer" }),
-        this.behavior,
-        this.stopButton,
-        this.sendButton,
+        h("div", { className: "composer-meta" }, this.modelButton, this.modeButton),
+        h("div", { className: "composer-actions" }, this.behavior, this.stopButton, this.sendButton),
       ),
     );
     append(root, [this.banner, this.transcript, composer]);

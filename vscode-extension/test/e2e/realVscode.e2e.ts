@@ -191,6 +191,7 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     await vscode.page.locator(".monaco-diff-editor").first().waitFor();
     const ask = vscode.toasts("Edit greet.py");
     await ask.waitFor();
+    await vscode.settledToast(ask);
     await vscode.screenshot("vscode-approval-diff");
     if (process.env.TILLER_UPDATE_SCREENSHOT) copyFileSync(path.join(ARTIFACTS, "vscode-approval-diff.png"), path.join(root, "media", "screenshot.png"));
 

@@ -97,7 +97,14 @@ export class Workbench {
 
   /** Notification toasts on screen whose message matches. */
   toasts(text: string | RegExp): Locator {
-    return this.page.locator(".notifications-toasts .notification-toast").filter({ has: this.page.locator(".notification-list-item-message", { hasText: text }) });
+    return this.page
+      .locator(".notifications-toasts .notification-toast-container")
+      .filter({ has: this.page.locator(".notification-list-item-message", { hasText: text }) });
+  }
+
+  /** Waits until the toast has finished sliding in (for screenshots). */
+  async settledToast(toast: Locator): Promise<void> {
+    await toast.locator(".notification-toast.notification-fade-in-done").waitFor();
   }
 
   /** The tiller chat view (its webview's page). */
