@@ -266,3 +266,36 @@ async def test_a_client_without_approval_ui_gets_an_explanation_and_nothing_chan
         assert "capabilities.experimental.tiller.approvals" in message and '"acceptEdits"' in message
     assert client.events_of(session, "approval_request") == []
     assert not (workspace / "w.txt").exists() and not (workspace / "ran").exists()
+
+
+async def test_get_state_tells_how_each_approval_went_also_in_a_new_server(start_tiller, workspace):
+    first = await start_tiller([
+        *one_call_per_turn(
+            tool_call("write", {"path": "yes.txt", "content": "y\n"}, id="w1"),
+            tool_call("write", {"path": "no.txt", "content": "n\n"}, id="w2"),
+        ),
+        reply(tool_call("bash", {"command": "touch never"}, id="b1")),
+    ], capabilities=APPROVALS)
+    session = await first.new_session()
+    prompt = first.prompt(session, "write both")
+    await first.respond(session, (await first.wait_approval(session))["approvalId"], "allow_once")
+    await first.respond(session, (await first.wait_approval(session, 2))["approvalId"], "reject_once", "Not that one")
+    await prompt.result()
+    prompt = first.prompt(session, "then run it")
+    await first.wait_approval(session, 3)
+    await first.request("agent/abort", {"sessionId": session})
+    await prompt.result()
+
+    # Exactly the approval_resolved events the session sent, oldest first.
+    sent = first.events_of(session, "approval_resolved")
+    assert [(e["toolCallId"], e["outcome"], e.get("optionId")) for e in sent] == [
+        ("w1", "selected", "allow_once"), ("w2", "selected", "reject_once"), ("b1", "cancelled", None)]
+    assert (await first.request("agent/getState", {"sessionId": session}))["resolvedApprovals"] == sent
+    assert not (workspace / "no.txt").exists()
+
+    # They are saved with the session: a new server (a reloaded editor window) has them too.
+    second = await start_tiller([], capabilities=APPROVALS)
+    await second.request("agent/loadSession", {"sessionId": session})
+    assert (await second.request("agent/getState", {"sessionId": session}))["resolvedApprovals"] == sent
+    fresh = await second.new_session()
+    assert (await second.request("agent/getState", {"sessionId": fresh}))["resolvedApprovals"] == []

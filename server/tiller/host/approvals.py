@@ -5,7 +5,8 @@ would do. Depending on the session's mode the change is allowed at once, or the 
 asked: an `approval_request` event goes out and the tool waits until the front end brings
 the answer back (`respond`). The pending approval lives here, in the session, not in a
 transport's request, so a client that reconnects finds it in `agent/getState` and can still
-answer it.
+answer it. Answered (and cancelled) approvals are remembered as their `approval_resolved`
+events, so `agent/getState` can tell a client that rebuilds its view how each went.
 """
 
 from __future__ import annotations
@@ -56,8 +57,16 @@ def rejection_text(request: ApprovalRequest, message: str | None = None) -> str:
 
 
 class Approvals:
-    def __init__(self, emit: Callable[[AnyWireEvent], None], mode: ApprovalMode, client_shows_approvals: bool):
+    def __init__(
+        self,
+        emit: Callable[[AnyWireEvent], None],
+        mode: ApprovalMode,
+        client_shows_approvals: bool,
+        on_resolved: Callable[[ApprovalResolvedEvent], None] = lambda event: None,
+        resolved: list[ApprovalResolvedEvent] | None = None,
+    ):
         self._emit = emit
+        self._on_resolved = on_resolved
         self.mode: ApprovalMode = mode
         self.client_shows_approvals = client_shows_approvals
         self.always_allowed: set[str] = set()
@@ -66,6 +75,8 @@ class Approvals:
         # What each running tool call proposed to do (its diff, its command), asked or not,
         # for front ends that show the change with the call's events; forgotten at its end.
         self._proposals: dict[str, ApprovalRequest] = {}
+        # Every approval_resolved event of the session, oldest first (a loaded session's too).
+        self.resolved: list[ApprovalResolvedEvent] = list(resolved or [])
 
     def proposal(self, tool_call_id: str) -> ApprovalRequest | None:
         return self._proposals.get(tool_call_id)
@@ -128,8 +139,11 @@ class Approvals:
 
     def _resolved(self, asked: ApprovalRequestEvent, *, outcome: Literal["selected", "cancelled"],
                   option_id: ApprovalOptionId | None = None) -> None:
-        self._emit(ApprovalResolvedEvent(approval_id=asked.approval_id, tool_call_id=asked.tool_call_id,
-                                         outcome=outcome, option_id=option_id))
+        event = ApprovalResolvedEvent(approval_id=asked.approval_id, tool_call_id=asked.tool_call_id,
+                                      outcome=outcome, option_id=option_id)
+        self.resolved.append(event)
+        self._on_resolved(event)
+        self._emit(event)
 
     # --- the user's answer --------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
-from .events import ApprovalRequestEvent, SessionStateEvent
+from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
 from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior
 
 # --- shared pieces ----------------------------------------------------------------------
@@ -185,6 +185,9 @@ class SessionState(WireModel):
     # The `seq` of the last event sent for this session (0 before any).
     seq: int
     pending_approvals: list[ApprovalRequestEvent] = Field(default_factory=list)
+    # How each answered or cancelled approval of the session went (its approval_resolved
+    # event), oldest first: a client rebuilding its view shows the outcomes again.
+    resolved_approvals: list[ApprovalResolvedEvent] = Field(default_factory=list)
 
 
 

@@ -793,6 +793,7 @@ export interface SessionState {
   pendingApprovals: ApprovalRequestEvent[];
   pendingToolCalls: string[];
   queue: QueueState;
+  resolvedApprovals: ApprovalResolvedEvent[];
   seq: number;
   sessionId: string;
   steeringMode: "all" | "one_at_a_time";

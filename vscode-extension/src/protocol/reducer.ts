@@ -115,10 +115,9 @@ export function viewFromState(state: SessionState): SessionView {
     view.tools[id] = { toolCallId: id, toolName: call?.name ?? "tool", args: call?.arguments ?? {}, status: "running" };
   }
   view.lastRun = lastRunOf(view.messages);
-  // How the session's answered approvals went. A server that does not send them yet leaves
-  // the outcome badges to the live approval_resolved events.
-  const resolved = (state as { resolvedApprovals?: ApprovalResolvedEvent[] }).resolvedApprovals ?? [];
-  for (const event of resolved) view.approvalOutcomes[event.toolCallId] = outcomeOf(event);
+  // How the session's answered approvals went (the outcome badges after a reload). An older
+  // server leaves the list out.
+  for (const event of state.resolvedApprovals ?? []) view.approvalOutcomes[event.toolCallId] = outcomeOf(event);
   return view;
 }
 
@@ -382,6 +381,7 @@ export function comparableView(view: SessionView): unknown {
     messages: view.messages,
     streamMessage: view.streamMessage,
     pendingApprovals: view.pendingApprovals,
+    approvalOutcomes: view.approvalOutcomes,
     queue: view.queue,
     seq: view.seq,
     runningTools: Object.values(view.tools)

@@ -240,7 +240,7 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     await eventually(async () => (await chat.locator("button.model").textContent()) === "faux/faux-1", "faux/faux-1 again");
   });
 
-  it("Reload Window: a new extension host and server rebuild the transcript", async () => {
+  it("Reload Window: a new extension host and server rebuild the transcript and the approvals' outcomes", async () => {
     await vscode.screenshot("vscode-before-reload");
     box.script([reply(text("Still here after the reload."))]);
     await vscode.reloadWindow();
@@ -256,18 +256,11 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     assert.equal(await chat.locator(".tool-card", { hasText: "notes.md" }).getAttribute("class"), "tool-card status-done");
     const rejected = chat.locator(".tool-card", { hasText: "secret.txt" });
     assert.match((await rejected.locator(".tool-output.error").textContent()) ?? "", /Not in this repository/);
+    assert.equal(await rejected.locator(".badge.outcome-reject_once").textContent(), "reject once", "the outcome (agent/getState resolvedApprovals)");
     await chat.locator(".message.assistant .stopped").waitFor();
     await vscode.send("Are you still there?");
     await chat.locator(".message.assistant", { hasText: "Still here after the reload." }).waitFor();
     await vscode.screenshot("vscode-after-reload");
-  });
-
-  // The server does not send answered approvals in agent/getState yet (the field the client
-  // reads is `resolvedApprovals`: the session's approval_resolved events); until it does, the
-  // reloaded window cannot show how they went. A todo: reported, not failing the suite.
-  test("after Reload Window the rejected approval still shows its outcome", { todo: "agent/getState resolvedApprovals (server side)" }, async () => {
-    const rejected = vscode.chat.locator(".tool-card", { hasText: "secret.txt" });
-    assert.equal(await rejected.locator(".badge.outcome-reject_once").count(), 1, "the reject once badge");
   });
 
   it("New Session, then Resume Session brings the first one back", async () => {

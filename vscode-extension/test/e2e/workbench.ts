@@ -65,7 +65,11 @@ export class Workbench {
     await row.waitFor();
     await row.click();
     // Done when the palette is gone or shows what the command opened (a quick pick of its own).
-    await eventually(async () => !(await input.isVisible()) || !(await input.inputValue()).startsWith(">"), `the palette to run ${title}`);
+    await eventually(async () => {
+      if (!(await input.isVisible())) return true;
+      // Gone meanwhile (the window reloads) counts as done too.
+      return !(await input.inputValue({ timeout: 1000 }).catch(() => "")).startsWith(">");
+    }, `the palette to run ${title}`);
   }
 
   get quickInput(): Locator {
