@@ -156,8 +156,11 @@ class ListSessionsParams(WireModel):
 class RespondApprovalParams(SessionRef):
     approval_id: str
     option_id: ApprovalOptionId
-    # What the user typed with a rejection; the model sees it.
+    # What the user typed with a rejection (or about the hunks left out); the model sees it.
     message: str | None = None
+    # With allow_once / allow_always on an edit or write: apply only these hunks (ids of the
+    # request's `hunks`).
+    accepted_hunks: list[str] | None = None
 
 
 class SetApprovalModeParams(SessionRef):
