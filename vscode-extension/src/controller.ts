@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 
 import { ApprovalNotices, type NoticeLink } from "./approvalNotices";
 import { DiffApplyError } from "./diff";
+import { HunkChoices } from "./hunkChoices";
 import { TillerClient, type RpcConnection } from "./protocol/client";
 import type { SessionView } from "./protocol/reducer";
 import { SessionSync } from "./protocol/sync";
@@ -54,6 +55,8 @@ export class TillerController implements vscode.Disposable {
   readonly proposals = new ProposalProvider();
   /** Notifications about pending approvals; each goes when its approval is answered. */
   readonly notices = new ApprovalNotices();
+  /** Review per hunk: the hunks dropped from pending approvals (panel and diff editor). */
+  readonly hunks = new HunkChoices();
   private panel: PanelSink | null = null;
   private contextItems: ContextItem[] = [];
   private statusItem: vscode.StatusBarItem;
@@ -71,7 +74,9 @@ export class TillerController implements vscode.Disposable {
       this.statusItem,
       this.proposals,
       this.notices,
+      this.hunks,
       this.sessionChanges,
+      this.hunks.onDidChange((approvalId) => this.post({ type: "hunks", approvalId, dropped: this.hunks.droppedOf(approvalId) })),
       // The links of the approval notices (not in the palette: they need an approval).
       vscode.commands.registerCommand("tiller.approval.viewDiff", (approvalId: string) => this.ifPending(approvalId, () => this.viewDiff(approvalId))),
       vscode.commands.registerCommand("tiller.approval.answer", (approvalId: string, optionId: ApprovalOptionId) =>
@@ -79,6 +84,9 @@ export class TillerController implements vscode.Disposable {
       ),
       vscode.commands.registerCommand("tiller.approval.rejectWithMessage", (approvalId: string) =>
         this.ifPending(approvalId, () => this.rejectWithMessage(approvalId)),
+      ),
+      vscode.commands.registerCommand("tiller.approval.toggleHunk", (approvalId: string, hunkId: string, keep: boolean) =>
+        this.ifPending(approvalId, async () => this.hunks.set(approvalId, hunkId, keep)),
       ),
     );
     this.updateStatusBar();
@@ -148,6 +156,10 @@ export class TillerController implements vscode.Disposable {
     const sync = new SessionSync(client, sessionId, {
       onReset: (view, state) => {
         this.post({ type: "reset", state });
+        for (const approval of view.pendingApprovals) {
+          const dropped = this.hunks.droppedOf(approval.approvalId);
+          if (dropped.length) this.post({ type: "hunks", approvalId: approval.approvalId, dropped });
+        }
         this.sessionChanges.fire(view);
         this.updateStatusBar();
         this.notices.retain((approvalId) => view.pendingApprovals.some((a) => a.approvalId === approvalId));
@@ -159,6 +171,7 @@ export class TillerController implements vscode.Disposable {
         if (event.type === "approval_request") this.announceApproval(event);
         if (event.type === "approval_resolved") {
           this.notices.close(event.approvalId);
+          this.hunks.forget(event.approvalId);
           void closeProposalTabs(this.proposals, event.approvalId);
         }
         if (event.type === "persistence_error") this.options.log(`Session ${sessionId} could not be saved: ${event.message}`);
@@ -215,6 +228,9 @@ export class TillerController implements vscode.Disposable {
           break;
         case "viewDiff":
           await this.viewDiff(message.approvalId);
+          break;
+        case "toggleHunk":
+          if (this.pendingApproval(message.approvalId)) this.hunks.set(message.approvalId, message.hunkId, message.keep);
           break;
         case "removeContext":
           this.contextItems.splice(message.index, 1);
@@ -280,8 +296,17 @@ export class TillerController implements vscode.Disposable {
   async respondApproval(approvalId: string, optionId: ApprovalOptionId, message?: string): Promise<void> {
     const sessionId = this.sessionId;
     if (!sessionId) return;
+    // Allowed with hunks dropped (in the panel or the diff editor): only the others apply.
+    const approval = this.pendingApproval(approvalId);
+    const acceptedHunks = approval && optionId.startsWith("allow") ? this.hunks.accepted(approval) : undefined;
     try {
-      await this.requireClient().respondApproval({ sessionId, approvalId, optionId, ...(message ? { message } : {}) });
+      await this.requireClient().respondApproval({
+        sessionId,
+        approvalId,
+        optionId,
+        ...(message ? { message } : {}),
+        ...(acceptedHunks ? { acceptedHunks } : {}),
+      });
     } catch (error) {
       // Answered elsewhere (the panel and the diff's notification both offer it) or cancelled.
       if (errorCode(error) === ErrorCodes.UnknownApproval) return;
@@ -289,7 +314,8 @@ export class TillerController implements vscode.Disposable {
     }
   }
 
-  private pendingApproval(approvalId: string): ApprovalRequestEvent | undefined {
+  /** A pending approval of the followed session. */
+  pendingApproval(approvalId: string): ApprovalRequestEvent | undefined {
     return this.view?.pendingApprovals.find((a) => a.approvalId === approvalId);
   }
 

@@ -317,3 +317,85 @@ test("the input: Enter sends, Shift+Enter is a new line, steer or queue while ru
   assert.deepEqual(panel.problems, []);
   await page.close();
 });
+
+test("review per hunk: a checkbox per hunk, the choice shown and sent, Allow needs one hunk kept", async () => {
+  const panel = await openPanel("hunks");
+  const { page } = panel;
+  const diff = [
+    "--- a/long.py",
+    "+++ b/long.py",
+    "@@ -1,5 +1,5 @@",
+    "-first = 1",
+    "+first = 100",
+    " a",
+    " b",
+    " c",
+    " d",
+    "@@ -20,5 +20,5 @@",
+    " w",
+    " x",
+    " y",
+    " z",
+    "-last = 2",
+    "+last = 200",
+    "",
+  ].join("\n");
+  const approval = {
+    type: "approval_request" as const,
+    approvalId: "a1",
+    toolCallId: "call_long",
+    toolName: "edit",
+    kind: "edit" as const,
+    title: "Edit long.py",
+    path: "/home/ada/project/long.py",
+    diff,
+    hunks: [
+      { id: "h1", header: "@@ -1,5 +1,5 @@", oldStart: 1, oldLines: 5, newStart: 1, newLines: 5 },
+      { id: "h2", header: "@@ -20,5 +20,5 @@", oldStart: 20, oldLines: 5, newStart: 20, newLines: 5 },
+    ],
+    options: [
+      { optionId: "allow_once" as const, name: "Allow once", kind: "allow_once" as const },
+      { optionId: "reject_once" as const, name: "Reject", kind: "reject_once" as const },
+    ],
+  };
+  const timestamp = Date.UTC(2025, 0, 1);
+  await panel.send({ type: "status", status: "ready" });
+  await panel.send({
+    type: "reset",
+    state: {
+      ...fixture.initialState,
+      isStreaming: true,
+      seq: 3,
+      messages: [
+        { role: "user", timestamp, content: [{ type: "text", text: "bump both" }] },
+        { role: "assistant", timestamp, usage: zeroUsage(), api: "faux", provider: "faux", model: "faux-1", stopReason: "toolUse", content: [{ type: "toolCall", id: "call_long", name: "edit", arguments: { path: "long.py" } }] },
+      ],
+      pendingToolCalls: ["call_long"],
+      pendingApprovals: [approval],
+    },
+  });
+  const card = page.locator(".approval");
+  assert.deepEqual(await card.locator(".hunk-header span").allTextContents(), ["Hunk 1 of 2", "Hunk 2 of 2"]);
+  assert.deepEqual(await card.locator(".hunk-header code").allTextContents(), ["@@ -1,5 +1,5 @@", "@@ -20,5 +20,5 @@"]);
+  assert.deepEqual(await card.locator(".hunk pre.diff .add").allTextContents(), ["+first = 100\n", "+last = 200\n"]);
+  assert.deepEqual(await card.locator("input.hunk-keep").evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).checked)), [true, true]);
+
+  await card.locator('input.hunk-keep[data-hunk-id="h2"]').uncheck();
+  assert.deepEqual((await panel.posted()).at(-1), { type: "toggleHunk", approvalId: "a1", hunkId: "h2", keep: false });
+  await page.locator('.hunk.dropped[data-hunk-id="h2"]').waitFor();
+  assert.match((await card.locator(".hunk-note").textContent()) ?? "", /applies 1 of the 2 hunks/);
+  await page.screenshot({ path: path.join(ARTIFACTS, "webview-hunks.png") });
+
+  // The extension's word on the choice wins (e.g. a hunk dropped in the diff editor).
+  await panel.send({ type: "hunks", approvalId: "a1", dropped: ["h1", "h2"] });
+  assert.deepEqual(await card.locator("input.hunk-keep").evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).checked)), [false, false]);
+  assert.equal(await card.locator('button[data-option-id="allow_once"]').isDisabled(), true, "nothing to allow");
+  assert.equal(await card.locator('button[data-option-id="reject_once"]').isDisabled(), false);
+
+  await panel.send({ type: "hunks", approvalId: "a1", dropped: ["h2"] });
+  await card.locator("input.reject-message").fill("leave the tail");
+  await card.locator('button[data-option-id="allow_once"]').click();
+  assert.deepEqual((await panel.posted()).at(-1), { type: "respondApproval", approvalId: "a1", optionId: "allow_once", message: "leave the tail" });
+  assert.deepEqual(panel.problems, []);
+  await page.close();
+});

@@ -36,6 +36,8 @@ export interface RunSummary {
   errorMessage?: string;
 }
 
+export type ApprovalOutcome = ApprovalOptionId | "cancelled" | "partial";
+
 export interface SessionView {
   sessionId: string;
   cwd?: string;
@@ -54,8 +56,9 @@ export interface SessionView {
   /** Tool executions by toolCallId (live state; completed ones also come from toolResult messages). */
   tools: Record<string, ToolRun>;
   pendingApprovals: ApprovalRequestEvent[];
-  /** How each answered approval went, by toolCallId ("allow_once", ..., or "cancelled"). */
-  approvalOutcomes: Record<string, ApprovalOptionId | "cancelled">;
+  /** How each answered approval went, by toolCallId ("allow_once", ..., "cancelled", or
+   * "partial": allowed with some hunks left out). */
+  approvalOutcomes: Record<string, ApprovalOutcome>;
   queue: { steering: string[]; followUp: string[] };
   /** The `seq` of the last event applied. */
   seq: number;
@@ -121,8 +124,9 @@ export function viewFromState(state: SessionState): SessionView {
   return view;
 }
 
-function outcomeOf(event: ApprovalResolvedEvent): ApprovalOptionId | "cancelled" {
-  return event.outcome === "cancelled" ? "cancelled" : (event.optionId ?? "allow_once");
+function outcomeOf(event: ApprovalResolvedEvent): ApprovalOutcome {
+  if (event.outcome === "cancelled") return "cancelled";
+  return event.acceptedHunks ? "partial" : (event.optionId ?? "allow_once");
 }
 
 function toolCallsById(view: SessionView): Map<string, Extract<AssistantBlock, { type: "toolCall" }>> {

@@ -92,10 +92,12 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
   let vscode: Workbench;
   const it = (name: string, fn: () => Promise<void>) => step(name, () => vscode, fn);
   const GREET = 'def greet(name):\n    return "hi " + name\n';
+  const LONG = ["first = 1", ...Array.from({ length: 28 }, (_, i) => `x${i + 2} = ${i + 2}`), "last = 30", ""].join("\n");
   const HELLO = "Hello! I am **tiller**, running inside VS Code. " + "This reply streams in small pieces, as a model's would. ".repeat(4);
 
   before(async () => {
     writeFileSync(path.join(box.workspace, "greet.py"), GREET);
+    writeFileSync(path.join(box.workspace, "long.py"), LONG);
     box.script([
       reply(text(HELLO)),
       reply(toolCall("write", { path: "notes.md", content: "# Notes\n\n- tiller wrote this file.\n" })),
@@ -105,6 +107,10 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
       reply(toolCall("edit", { path: "greet.py", oldText: 'return "hi " + name', newText: 'return f"Hello, {name}!"' })),
       reply(text("`greet` now says hello politely.")),
       reply(text("slow ".repeat(4000))),
+      reply(toolCall("edit", { path: "long.py", edits: [{ oldText: "first = 1\n", newText: "first = 100\n" }, { oldText: "last = 30\n", newText: "last = 3000\n" }] })),
+      reply(text("Bumped what you allowed.")),
+      reply(toolCall("edit", { path: "long.py", edits: [{ oldText: "first = 100\n", newText: "first = 1000\n" }, { oldText: "last = 30\n", newText: "last = 300\n" }] })),
+      reply(text("Bumped again, where you let me.")),
     ]);
     server = await CodeServer.start({
       home: box.home,
@@ -240,6 +246,49 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     await eventually(async () => (await chat.locator("button.model").textContent()) === "faux/faux-1", "faux/faux-1 again");
   });
 
+  it("review per hunk in the card: untick a hunk, Allow, and only the other one is written", async () => {
+    const chat = vscode.chat;
+    await vscode.send("Bump both ends");
+    const card = chat.locator(".tool-card.status-approval");
+    await card.waitFor();
+    assert.deepEqual(await card.locator(".hunk-header code").allTextContents(), ["@@ -1,5 +1,5 @@", "@@ -26,5 +26,5 @@"]);
+    await card.locator('input.hunk-keep[data-hunk-id="h2"]').uncheck();
+    await card.locator('.hunk.dropped[data-hunk-id="h2"]').waitFor();
+    await card.locator("input.reject-message").fill("keep the last line");
+    await vscode.screenshot("vscode-hunks-card");
+    await card.locator('button[data-option-id="allow_once"]').click();
+    await chat.locator(".message.assistant", { hasText: "Bumped what you allowed." }).waitFor();
+    assert.equal(readFileSync(path.join(box.workspace, "long.py"), "utf8"), LONG.replace("first = 1\n", "first = 100\n"));
+    const done = chat.locator(".tool-card", { hasText: "long.py" }).last();
+    assert.equal(await done.locator(".badge.outcome-partial").textContent(), "some hunks");
+    assert.match((await done.textContent()) ?? "", /rejected h2 \(@@ -26,5 \+26,5 @@\): keep the last line\./);
+  });
+
+  it("review per hunk in VS Code's diff editor: Drop Hunk at Cursor, the card follows, Allow writes the rest", async () => {
+    const chat = vscode.chat;
+    await vscode.send("Bump them again");
+    const card = chat.locator(".tool-card.status-approval");
+    await card.waitFor();
+    await card.locator("button.view-diff").click();
+    await vscode.editorTab("long.py (current) ↔ proposed by tiller").waitFor();
+    // The cursor in the first hunk of the proposed (right) side, then the command.
+    await vscode.page.locator(".monaco-diff-editor .editor.modified .view-line", { hasText: "first = 1000" }).click();
+    await vscode.runCommand("tiller: Drop Hunk at Cursor");
+    await card.locator('.hunk.dropped[data-hunk-id="h1"]').waitFor();
+    assert.equal(await card.locator('input.hunk-keep[data-hunk-id="h1"]').isChecked(), false);
+    // The dropped hunk is struck through in the proposed side.
+    const line = vscode.page.locator(".monaco-diff-editor .editor.modified .view-line", { hasText: "x3 = 3" });
+    await eventually(
+      () => line.evaluate((el) => [...el.querySelectorAll("span")].some((span) => getComputedStyle(span).textDecorationLine.includes("line-through"))),
+      "the dropped hunk struck through in the diff",
+    );
+    await vscode.page.mouse.move(700, 450);
+    await vscode.screenshot("vscode-hunks-diff");
+    await card.locator('button[data-option-id="allow_once"]').click();
+    await chat.locator(".message.assistant", { hasText: "Bumped again, where you let me." }).waitFor();
+    assert.equal(readFileSync(path.join(box.workspace, "long.py"), "utf8"), LONG.replace("first = 1\n", "first = 100\n").replace("last = 30\n", "last = 300\n"));
+  });
+
   it("Reload Window: a new extension host and server rebuild the transcript and the approvals' outcomes", async () => {
     await vscode.screenshot("vscode-before-reload");
     box.script([reply(text("Still here after the reload."))]);
@@ -252,6 +301,8 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
       "Write a secret file",
       "Make greet polite",
       "Write a long essay",
+      "Bump both ends",
+      "Bump them again",
     ]);
     assert.equal(await chat.locator(".tool-card", { hasText: "notes.md" }).getAttribute("class"), "tool-card status-done");
     const rejected = chat.locator(".tool-card", { hasText: "secret.txt" });
@@ -273,7 +324,7 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     for (const row of rows) assert.doesNotMatch(row, /1970/);
     await vscode.pickQuick("Say hello");
     await chat.locator(".message.user", { hasText: "Say hello" }).waitFor();
-    assert.equal(await chat.locator(".message.user").count(), 6);
+    assert.equal(await chat.locator(".message.user").count(), 8);
     assert.deepEqual(vscode.errors, []);
   });
 });

@@ -274,6 +274,54 @@ test("an approval while the panel is hidden raises a notification that lasts unt
   controller.dispose();
 });
 
+test("review per hunk: the panel and the diff's hover links share the choice, and Allow sends acceptedHunks", async () => {
+  const { controller, server, posted } = await setup();
+  const approval: ApprovalRequestEvent = {
+    ...approvalOf("call_edit"),
+    approvalId: "a-hunks",
+    hunks: [
+      { id: "h1", header: "@@ -1,6 +1,6 @@", oldStart: 1, oldLines: 6, newStart: 1, newLines: 6 },
+      { id: "h2", header: "@@ -17,8 +17,9 @@", oldStart: 17, oldLines: 8, newStart: 17, newLines: 9 },
+    ],
+  };
+  server.emit({ type: "agent_start" });
+  server.emit(approval);
+  await controller.handleWebviewMessage({ type: "toggleHunk", approvalId: "a-hunks", hunkId: "h1", keep: false });
+  assert.deepEqual(posted.at(-1), { type: "hunks", approvalId: "a-hunks", dropped: ["h1"] });
+  // The diff editor's hover link (a command) changes the same choice, and the panel hears of it.
+  await vscode.commands.executeCommand("tiller.approval.toggleHunk", "a-hunks", "h1", true);
+  assert.deepEqual(posted.at(-1), { type: "hunks", approvalId: "a-hunks", dropped: [] });
+  await vscode.commands.executeCommand("tiller.approval.toggleHunk", "a-hunks", "h2", false);
+
+  // A reloaded panel gets the choice back with the state (which has the approval pending).
+  server.state = { ...server.state, isStreaming: true, pendingApprovals: [approval] };
+  await controller.handleWebviewMessage({ type: "ready" });
+  assert.deepEqual(posted.slice(-2).map((m) => m.type), ["reset", "hunks"]);
+
+  await controller.handleWebviewMessage({ type: "respondApproval", approvalId: "a-hunks", optionId: "allow_once", message: "not the tail" });
+  assert.deepEqual(server.last("agent/respondApproval"), {
+    sessionId: "s1",
+    approvalId: "a-hunks",
+    optionId: "allow_once",
+    message: "not the tail",
+    acceptedHunks: ["h1"],
+  });
+  server.emit({ type: "approval_resolved", approvalId: "a-hunks", toolCallId: "call_edit", outcome: "selected", optionId: "allow_once", acceptedHunks: ["h1"] });
+  assert.deepEqual(controller.hunks.droppedOf("a-hunks"), [], "forgotten once answered");
+  assert.equal(controller.view!.approvalOutcomes.call_edit, "partial");
+  // A hover link clicked after the answer does nothing but say so.
+  await vscode.commands.executeCommand("tiller.approval.toggleHunk", "a-hunks", "h1", false);
+  assert.deepEqual(controller.hunks.droppedOf("a-hunks"), []);
+  assert.deepEqual(stub.infoMessages.at(-1), { message: "tiller: that approval was already answered.", items: [] });
+
+  // A reject never carries hunks; an approval with nothing dropped is allowed whole.
+  server.emit({ ...approval, approvalId: "a-2" });
+  await controller.handleWebviewMessage({ type: "toggleHunk", approvalId: "a-2", hunkId: "h2", keep: false });
+  await controller.respondApproval("a-2", "reject_once");
+  assert.deepEqual(server.last("agent/respondApproval"), { sessionId: "s1", approvalId: "a-2", optionId: "reject_once" });
+  controller.dispose();
+});
+
 test("the applyEdit middleware lets the client apply the edit, then saves every edited document", async () => {
   const open = Uri.file("/home/ada/project/greet.py");
   const created = Uri.file("/home/ada/project/test_greet.py");
