@@ -135,20 +135,10 @@ test("deltas without a message_start seen: a partial message until message_end b
 });
 
 test("a view rebuilt from agent/getState keeps the answered approvals' outcomes", () => {
+  // The state of a new session as the real server sent it (test/fixtures), with outcomes.
+  const recorded = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "test", "fixtures", "session-events.json"), "utf8"));
   const state: SessionState = {
-    sessionId: "s1",
-    cwd: "/p",
-    model: "faux/faux-1",
-    thinkingLevel: "off",
-    steeringMode: "one_at_a_time",
-    followUpMode: "one_at_a_time",
-    approvalMode: "ask",
-    isStreaming: false,
-    messages: [],
-    pendingToolCalls: [],
-    queue: { steering: [], followUp: [] },
-    seq: 9,
-    pendingApprovals: [],
+    ...recorded.initialState,
     resolvedApprovals: [
       { type: "approval_resolved", approvalId: "a1", toolCallId: "call_1", outcome: "selected", optionId: "reject_once" },
       { type: "approval_resolved", approvalId: "a2", toolCallId: "call_2", outcome: "cancelled" },

@@ -62,9 +62,21 @@ function instance(name: string) {
   const workspace = path.join(home, "workspace");
   mkdirSync(workspace, { recursive: true });
   const script = path.join(home, "faux-script.json");
+  let server: CodeServer | undefined;
+  let workbench: Workbench | undefined;
   return {
     home,
     workspace,
+    /** code-server with the .vsix and these settings, and a browser window on the workspace. */
+    async open(settings: { userSettings?: Record<string, unknown>; machineSettings?: Record<string, unknown> }): Promise<Workbench> {
+      server = await CodeServer.start({ home, vsix: VSIX, env: this.env(), ...settings });
+      workbench = await Workbench.open(browser, server, workspace, ARTIFACTS);
+      return workbench;
+    },
+    async close(): Promise<void> {
+      await workbench?.close();
+      await server?.stop();
+    },
     /** The replies of the next `tiller serve` to make its first model call. */
     script(responses: unknown[], chunkChars = 4, delayMs = 15) {
       writeFileSync(script, JSON.stringify({ chunkChars, delayMs, responses }));
@@ -88,7 +100,6 @@ function instance(name: string) {
 
 describe("tiller in VS Code (code-server), server command in the Machine settings", () => {
   const box = instance("main");
-  let server: CodeServer;
   let vscode: Workbench;
   const it = (name: string, fn: () => Promise<void>) => step(name, () => vscode, fn);
   const GREET = 'def greet(name):\n    return "hi " + name\n';
@@ -112,19 +123,10 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
       reply(toolCall("edit", { path: "long.py", edits: [{ oldText: "first = 100\n", newText: "first = 1000\n" }, { oldText: "last = 30\n", newText: "last = 300\n" }] })),
       reply(text("Bumped again, where you let me.")),
     ]);
-    server = await CodeServer.start({
-      home: box.home,
-      vsix: VSIX,
-      env: box.env(),
-      machineSettings: { "tiller.serverCommand": [PYTHON, "-m", "tiller"] },
-    });
-    vscode = await Workbench.open(browser, server, box.workspace, ARTIFACTS);
+    vscode = await box.open({ machineSettings: { "tiller.serverCommand": [PYTHON, "-m", "tiller"] } });
   });
 
-  after(async () => {
-    await vscode?.close();
-    await server?.stop();
-  });
+  after(() => box.close());
 
   it("the panel opens on a new session; the resume picker dates an empty session sensibly", async () => {
     await vscode.openChat();
@@ -331,7 +333,6 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
 
 describe("tiller in VS Code (code-server), server command in the User settings, first start fails", () => {
   const box = instance("retry");
-  let server: CodeServer;
   let vscode: Workbench;
   const it = (name: string, fn: () => Promise<void>) => step(name, () => vscode, fn);
   // Not there yet: as for someone who has not installed tiller when the window opens.
@@ -339,19 +340,10 @@ describe("tiller in VS Code (code-server), server command in the User settings, 
 
   before(async () => {
     box.script([reply(text("Started after the retry."))]);
-    server = await CodeServer.start({
-      home: box.home,
-      vsix: VSIX,
-      env: box.env(),
-      userSettings: { "tiller.serverCommand": [interpreter, "-m", "tiller"] },
-    });
-    vscode = await Workbench.open(browser, server, box.workspace, ARTIFACTS);
+    vscode = await box.open({ userSettings: { "tiller.serverCommand": [interpreter, "-m", "tiller"] } });
   });
 
-  after(async () => {
-    await vscode?.close();
-    await server?.stop();
-  });
+  after(() => box.close());
 
   it("the User setting is used in a remote window, and Retry after a failed start recovers", async () => {
     await vscode.runCommand("tiller: Focus on Chat View"); // activates the extension
