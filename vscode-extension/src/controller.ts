@@ -430,7 +430,7 @@ export class TillerController implements vscode.Disposable {
       return {
         label: `${id === current ? "$(check) " : ""}${id}`,
         description: [m.name !== m.id ? m.name : "", m.reasoning ? "reasoning" : ""].filter(Boolean).join(" · "),
-        detail: m.hasKey ? undefined : "$(warning) no API key configured for this provider",
+        detail: !m.ready ? `$(warning) ${m.setupHint || "not ready"}` : m.hasKey ? undefined : "$(warning) no API key configured for this provider",
         id,
       };
     });

@@ -397,8 +397,8 @@ test("commands: select model, approval mode and resume session go through quick 
       return {
         default: "faux/faux-1",
         models: [
-          { provider: "faux", id: "faux-1", name: "Faux", api: "faux", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: true },
-          { provider: "openai", id: "gpt-4.1-mini", name: "GPT-4.1 mini", api: "openai", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: false },
+          { provider: "faux", id: "faux-1", name: "Faux", api: "faux", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: true, ready: true },
+          { provider: "openai", id: "gpt-4.1-mini", name: "GPT-4.1 mini", api: "openai", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: false, ready: false, setupHint: "set OPENAI_API_KEY" },
         ],
       };
     }
@@ -418,7 +418,7 @@ test("commands: select model, approval mode and resume session go through quick 
   stub.answerQuickPick = (items) => items[1];
   await controller.selectModel();
   assert.deepEqual(server.last("agent/setModel"), { sessionId: "s1", model: "openai/gpt-4.1-mini" });
-  assert.match(JSON.stringify(stub.quickPicks.at(-1)), /no API key/);
+  assert.match(JSON.stringify(stub.quickPicks.at(-1)), /set OPENAI_API_KEY/);
   await controller.setApprovalMode();
   assert.deepEqual(server.last("agent/setApprovalMode"), { sessionId: "s1", mode: "acceptEdits" });
   stub.answerQuickPick = (items) => items[1];
