@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp import spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
@@ -31,7 +32,6 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from acp import spawn_agent_process, text_block
 from tests.server.harness import SECRET, WAIT
 
 Answer = Callable[[Any], str | None]  # a permission request -> the option id, or None to cancel

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from acp import RequestError, text_block
+
 from tests.server.harness import (
     HOLD,
     GatedSSEServer,

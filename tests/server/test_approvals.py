@@ -61,6 +61,7 @@ async def test_allow_once_shows_what_each_tool_would_do_then_does_it(start_tille
         "type": "approval_request", "approvalId": edit["approvalId"], "toolCallId": "e1", "toolName": "edit",
         "kind": "edit", "title": "Edit a.txt", "path": str(workspace.resolve() / "a.txt"),
         "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n", "newText": "one\nTWO\n",
+        "hunks": [{"id": "h1", "header": "@@ -1,2 +1,2 @@", "oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 2}],
         "options": options("edit"),
     }
     # While the user decides, nothing is written and a reconnecting client can find it.
@@ -266,3 +267,96 @@ async def test_a_client_without_approval_ui_gets_an_explanation_and_nothing_chan
         assert "capabilities.experimental.tiller.approvals" in message and '"acceptEdits"' in message
     assert client.events_of(session, "approval_request") == []
     assert not (workspace / "w.txt").exists() and not (workspace / "ran").exists()
+
+
+async def test_get_state_tells_how_each_approval_went_also_in_a_new_server(start_tiller, workspace):
+    first = await start_tiller([
+        *one_call_per_turn(
+            tool_call("write", {"path": "yes.txt", "content": "y\n"}, id="w1"),
+            tool_call("write", {"path": "no.txt", "content": "n\n"}, id="w2"),
+        ),
+        reply(tool_call("bash", {"command": "touch never"}, id="b1")),
+    ], capabilities=APPROVALS)
+    session = await first.new_session()
+    prompt = first.prompt(session, "write both")
+    await first.respond(session, (await first.wait_approval(session))["approvalId"], "allow_once")
+    await first.respond(session, (await first.wait_approval(session, 2))["approvalId"], "reject_once", "Not that one")
+    await prompt.result()
+    prompt = first.prompt(session, "then run it")
+    await first.wait_approval(session, 3)
+    await first.request("agent/abort", {"sessionId": session})
+    await prompt.result()
+
+    # Exactly the approval_resolved events the session sent, oldest first.
+    sent = first.events_of(session, "approval_resolved")
+    assert [(e["toolCallId"], e["outcome"], e.get("optionId")) for e in sent] == [
+        ("w1", "selected", "allow_once"), ("w2", "selected", "reject_once"), ("b1", "cancelled", None)]
+    assert (await first.request("agent/getState", {"sessionId": session}))["resolvedApprovals"] == sent
+    assert not (workspace / "no.txt").exists()
+
+    # They are saved with the session: a new server (a reloaded editor window) has them too.
+    second = await start_tiller([], capabilities=APPROVALS)
+    await second.request("agent/loadSession", {"sessionId": session})
+    assert (await second.request("agent/getState", {"sessionId": session}))["resolvedApprovals"] == sent
+    fresh = await second.new_session()
+    assert (await second.request("agent/getState", {"sessionId": fresh}))["resolvedApprovals"] == []
+
+
+async def test_review_per_hunk_applies_only_the_accepted_hunks_and_tells_the_model(start_tiller, workspace):
+    original = "".join(f"line {i}\n" for i in range(1, 31))
+    (workspace / "f.txt").write_text(original)
+    edits = [{"oldText": "line 2\n", "newText": "LINE 2\n"}, {"oldText": "line 25\n", "newText": "LINE 25\n"}]
+    client = await start_tiller([
+        *one_call_per_turn(tool_call("edit", {"path": "f.txt", "edits": edits}, id="e1"),
+                           tool_call("bash", {"command": "touch ran"}, id="b1")),
+        *one_call_per_turn(tool_call("write", {"path": "g.txt", "content": "g\n"}, id="w1"), end="Fine."),
+    ], capabilities=APPROVALS)
+    session = await client.new_session()
+    prompt = client.prompt(session, "shout two lines")
+    approval = await client.wait_approval(session)
+    assert approval["hunks"] == [
+        {"id": "h1", "header": "@@ -1,6 +1,6 @@", "oldStart": 1, "oldLines": 6, "newStart": 1, "newLines": 6},
+        {"id": "h2", "header": "@@ -21,9 +21,9 @@", "oldStart": 21, "oldLines": 9, "newStart": 21, "newLines": 9},
+    ]
+    assert [line for line in approval["diff"].splitlines() if line.startswith("@@")] == ["@@ -1,6 +1,6 @@", "@@ -21,9 +21,9 @@"]
+
+    # A wrong answer is an error and the approval still waits.
+    async def invalid(option: str, hunks: list[str]) -> int:
+        return await error_code(client.request("agent/respondApproval", {
+            "sessionId": session, "approvalId": approval["approvalId"], "optionId": option, "acceptedHunks": hunks}))
+
+    assert await invalid("allow_once", ["h3"]) == -32602
+    assert await invalid("reject_once", ["h1"]) == -32602
+    assert (await client.request("agent/getState", {"sessionId": session}))["pendingApprovals"] == [approval]
+
+    assert await client.request("agent/respondApproval", {
+        "sessionId": session, "approvalId": approval["approvalId"], "optionId": "allow_once",
+        "acceptedHunks": ["h2"], "message": "line 2 stays as it is"}) == {}
+    bash = await client.wait_approval(session, 2)
+    assert "hunks" not in bash
+    assert await error_code(client.request("agent/respondApproval", {
+        "sessionId": session, "approvalId": bash["approvalId"], "optionId": "allow_once", "acceptedHunks": []})) == -32602
+    await client.respond(session, bash["approvalId"], "reject_once")
+    answer = await prompt.result()
+
+    assert (workspace / "f.txt").read_text() == original.replace("line 25\n", "LINE 25\n")
+    result = tool_results(answer)["e1"]
+    assert result["isError"] is False
+    assert result_text(result) == (
+        "The user applied 1 of the 2 hunks of this change to f.txt: h2 (@@ -21,9 +21,9 @@). "
+        "The user rejected h1 (@@ -1,6 +1,6 @@): line 2 stays as it is. "
+        "The file now has only the applied hunks; read it again before changing it further."
+    )
+    resolved = client.events_of(session, "approval_resolved")[0]
+    assert resolved == {"type": "approval_resolved", "approvalId": approval["approvalId"], "toolCallId": "e1",
+                        "outcome": "selected", "optionId": "allow_once", "acceptedHunks": ["h2"]}
+
+    # No hunk accepted is a rejection; the model reads the user's reason.
+    prompt = client.prompt(session, "and a new file")
+    write = await client.wait_approval(session, 3)
+    assert [h["header"] for h in write["hunks"]] == ["@@ -0,0 +1 @@"]
+    await client.request("agent/respondApproval", {"sessionId": session, "approvalId": write["approvalId"],
+                                                   "optionId": "allow_once", "acceptedHunks": [], "message": "not now"})
+    rejected = tool_results(await prompt.result())["w1"]
+    assert rejected["isError"] is True and result_text(rejected) == "The user rejected this edit: not now"
+    assert not (workspace / "g.txt").exists()

@@ -3,7 +3,9 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 
+import { ApprovalNotices, type NoticeLink } from "./approvalNotices";
 import { DiffApplyError } from "./diff";
+import { HunkChoices } from "./hunkChoices";
 import { TillerClient, type RpcConnection } from "./protocol/client";
 import type { SessionView } from "./protocol/reducer";
 import { SessionSync } from "./protocol/sync";
@@ -51,6 +53,10 @@ export class TillerController implements vscode.Disposable {
   status: ServerStatus = "starting";
   statusMessage = "";
   readonly proposals = new ProposalProvider();
+  /** Notifications about pending approvals; each goes when its approval is answered. */
+  readonly notices = new ApprovalNotices();
+  /** Review per hunk: the hunks dropped from pending approvals (panel and diff editor). */
+  readonly hunks = new HunkChoices();
   private panel: PanelSink | null = null;
   private contextItems: ContextItem[] = [];
   private statusItem: vscode.StatusBarItem;
@@ -64,7 +70,25 @@ export class TillerController implements vscode.Disposable {
     this.statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
     this.statusItem.name = "tiller";
     this.statusItem.command = "tiller.chat.focus";
-    this.disposables.push(this.statusItem, this.proposals, this.sessionChanges);
+    this.disposables.push(
+      this.statusItem,
+      this.proposals,
+      this.notices,
+      this.hunks,
+      this.sessionChanges,
+      this.hunks.onDidChange((approvalId) => this.post({ type: "hunks", approvalId, dropped: this.hunks.droppedOf(approvalId) })),
+      // The links of the approval notices (not in the palette: they need an approval).
+      vscode.commands.registerCommand("tiller.approval.viewDiff", (approvalId: string) => this.ifPending(approvalId, () => this.viewDiff(approvalId))),
+      vscode.commands.registerCommand("tiller.approval.answer", (approvalId: string, optionId: ApprovalOptionId) =>
+        this.ifPending(approvalId, () => this.respondApproval(approvalId, optionId)),
+      ),
+      vscode.commands.registerCommand("tiller.approval.rejectWithMessage", (approvalId: string) =>
+        this.ifPending(approvalId, () => this.rejectWithMessage(approvalId)),
+      ),
+      vscode.commands.registerCommand("tiller.approval.toggleHunk", (approvalId: string, hunkId: string, keep: boolean) =>
+        this.ifPending(approvalId, async () => this.hunks.set(approvalId, hunkId, keep)),
+      ),
+    );
     this.updateStatusBar();
     this.statusItem.show();
   }
@@ -101,6 +125,7 @@ export class TillerController implements vscode.Disposable {
   }
 
   private detachClient(): void {
+    this.notices.retain(() => false);
     this.sync?.dispose();
     this.sync = null;
     this.client?.dispose();
@@ -127,18 +152,28 @@ export class TillerController implements vscode.Disposable {
     if (!client) throw new Error("The tiller server is not running.");
     this.sync?.dispose();
     this.notifiedApprovals.clear();
+    this.notices.retain(() => false);
     const sync = new SessionSync(client, sessionId, {
       onReset: (view, state) => {
         this.post({ type: "reset", state });
+        for (const approval of view.pendingApprovals) {
+          const dropped = this.hunks.droppedOf(approval.approvalId);
+          if (dropped.length) this.post({ type: "hunks", approvalId: approval.approvalId, dropped });
+        }
         this.sessionChanges.fire(view);
         this.updateStatusBar();
+        this.notices.retain((approvalId) => view.pendingApprovals.some((a) => a.approvalId === approvalId));
         for (const approval of view.pendingApprovals) this.announceApproval(approval);
       },
       onEvent: (view, notification) => {
         this.post({ type: "event", notification });
         const event = notification.event;
         if (event.type === "approval_request") this.announceApproval(event);
-        if (event.type === "approval_resolved") void closeProposalTabs(this.proposals, event.approvalId);
+        if (event.type === "approval_resolved") {
+          this.notices.close(event.approvalId);
+          this.hunks.forget(event.approvalId);
+          void closeProposalTabs(this.proposals, event.approvalId);
+        }
         if (event.type === "persistence_error") this.options.log(`Session ${sessionId} could not be saved: ${event.message}`);
         if (["agent_start", "agent_end", "session_state"].includes(event.type)) this.updateStatusBar();
         this.sessionChanges.fire(view);
@@ -193,6 +228,9 @@ export class TillerController implements vscode.Disposable {
           break;
         case "viewDiff":
           await this.viewDiff(message.approvalId);
+          break;
+        case "toggleHunk":
+          if (this.pendingApproval(message.approvalId)) this.hunks.set(message.approvalId, message.hunkId, message.keep);
           break;
         case "removeContext":
           this.contextItems.splice(message.index, 1);
@@ -258,8 +296,17 @@ export class TillerController implements vscode.Disposable {
   async respondApproval(approvalId: string, optionId: ApprovalOptionId, message?: string): Promise<void> {
     const sessionId = this.sessionId;
     if (!sessionId) return;
+    // Allowed with hunks dropped (in the panel or the diff editor): only the others apply.
+    const approval = this.pendingApproval(approvalId);
+    const acceptedHunks = approval && optionId.startsWith("allow") ? this.hunks.accepted(approval) : undefined;
     try {
-      await this.requireClient().respondApproval({ sessionId, approvalId, optionId, ...(message ? { message } : {}) });
+      await this.requireClient().respondApproval({
+        sessionId,
+        approvalId,
+        optionId,
+        ...(message ? { message } : {}),
+        ...(acceptedHunks ? { acceptedHunks } : {}),
+      });
     } catch (error) {
       // Answered elsewhere (the panel and the diff's notification both offer it) or cancelled.
       if (errorCode(error) === ErrorCodes.UnknownApproval) return;
@@ -267,8 +314,19 @@ export class TillerController implements vscode.Disposable {
     }
   }
 
-  private pendingApproval(approvalId: string): ApprovalRequestEvent | undefined {
+  /** A pending approval of the followed session. */
+  pendingApproval(approvalId: string): ApprovalRequestEvent | undefined {
     return this.view?.pendingApprovals.find((a) => a.approvalId === approvalId);
+  }
+
+  /** Runs `action` if the approval still waits; a notice clicked too late says so instead. */
+  private async ifPending(approvalId: string, action: () => Promise<void>): Promise<void> {
+    if (!this.pendingApproval(approvalId)) {
+      this.notices.close(approvalId);
+      void vscode.window.showInformationMessage("tiller: that approval was already answered.");
+      return;
+    }
+    await action();
   }
 
   /** Opens VS Code's diff editor for an edit/write approval and offers the same choices. */
@@ -284,42 +342,48 @@ export class TillerController implements vscode.Disposable {
       this.options.log(`The proposed diff does not apply to the current text of ${approval.path}: ${error.message}`);
       const doc = await vscode.workspace.openTextDocument({ language: "diff", content: approval.diff ?? "" });
       await vscode.window.showTextDocument(doc, { preview: true });
-      return this.askInNotification(approval);
-    }
-    await vscode.commands.executeCommand("vscode.diff", documents.original, documents.proposed, documents.title, { preview: true });
-    await this.askInNotification(approval);
-  }
-
-  private async askInNotification(approval: ApprovalRequestEvent): Promise<void> {
-    const rejectWithMessage = "Reject with Message…";
-    const names = approval.options.map((option) => option.name);
-    const choice = await vscode.window.showInformationMessage(approval.title, ...names, rejectWithMessage);
-    if (!choice || !this.pendingApproval(approval.approvalId)) return; // dismissed, or answered meanwhile
-    if (choice === rejectWithMessage) {
-      const message = await vscode.window.showInputBox({
-        title: approval.title,
-        prompt: "Why not? The agent sees this message.",
-        placeHolder: "e.g. keep the old name",
-      });
-      if (message === undefined) return;
-      await this.respondApproval(approval.approvalId, "reject_once", message);
+      this.askInNotification(approval);
       return;
     }
-    const option = approval.options.find((o) => o.name === choice);
-    if (option) await this.respondApproval(approval.approvalId, option.optionId);
+    await vscode.commands.executeCommand("vscode.diff", documents.original, documents.proposed, documents.title, { preview: true });
+    this.askInNotification(approval);
   }
 
-  /** When the panel is hidden, an approval would go unnoticed: say so. */
+  /**
+   * The approval's choices in a notification next to its diff, until it is answered: the
+   * one-off ones (a notification shows one line), and the panel for the "always" ones.
+   */
+  private askInNotification(approval: ApprovalRequestEvent): void {
+    if (!this.pendingApproval(approval.approvalId)) return; // answered while the diff opened
+    const links: NoticeLink[] = approval.options
+      .filter((option) => option.kind === "allow_once" || option.kind === "reject_once")
+      .map((option) => ({ label: option.name, command: "tiller.approval.answer", args: [approval.approvalId, option.optionId] }));
+    links.push(
+      { label: "Reject with Message…", command: "tiller.approval.rejectWithMessage", args: [approval.approvalId] },
+      { label: "More…", command: "tiller.chat.focus", args: [] },
+    );
+    this.notices.show(approval.approvalId, "diff", `${approval.title}:`, links);
+  }
+
+  private async rejectWithMessage(approvalId: string): Promise<void> {
+    const approval = this.pendingApproval(approvalId);
+    if (!approval) return;
+    const message = await vscode.window.showInputBox({
+      title: approval.title,
+      prompt: "Why not? The agent sees this message.",
+      placeHolder: "e.g. keep the old name",
+    });
+    if (message === undefined) return;
+    await this.respondApproval(approvalId, "reject_once", message);
+  }
+
+  /** When the panel is hidden, an approval would go unnoticed: say so, until it is answered. */
   private announceApproval(approval: ApprovalRequestEvent): void {
     if (this.notifiedApprovals.has(approval.approvalId) || this.panel?.visible) return;
     this.notifiedApprovals.add(approval.approvalId);
-    const show = "Show";
-    const diff = "View Diff";
-    const buttons = approval.diff ? [show, diff] : [show];
-    void Promise.resolve(vscode.window.showInformationMessage(`tiller needs your approval: ${approval.title}`, ...buttons)).then(async (choice) => {
-      if (choice === show) await vscode.commands.executeCommand("tiller.chat.focus");
-      if (choice === diff) await this.viewDiff(approval.approvalId);
-    });
+    const links: NoticeLink[] = [{ label: "Show", command: "tiller.chat.focus", args: [] }];
+    if (approval.diff) links.push({ label: "View Diff", command: "tiller.approval.viewDiff", args: [approval.approvalId] });
+    this.notices.show(approval.approvalId, "announce", `tiller needs your approval: ${approval.title}.`, links);
   }
 
   // --- commands -----------------------------------------------------------------------------
@@ -345,7 +409,10 @@ export class TillerController implements vscode.Disposable {
     const items = sessions.map((s) => ({
       label: s.title || "(no prompt yet)",
       description: `${s.model} · ${s.messageCount} messages${s.isStreaming ? " · running" : ""}`,
-      detail: `${new Date(s.updatedAt).toLocaleString()}${s.sessionId === this.sessionId ? " · current" : ""}`,
+      // A session without a message has no date yet (updatedAt 0), not 1 January 1970.
+      detail: [s.updatedAt ? new Date(s.updatedAt).toLocaleString() : "no messages yet", s.sessionId === this.sessionId ? "current" : ""]
+        .filter(Boolean)
+        .join(" · "),
       sessionId: s.sessionId,
     }));
     const picked = await vscode.window.showQuickPick(items, { title: "Resume a tiller session", matchOnDescription: true });
@@ -363,7 +430,7 @@ export class TillerController implements vscode.Disposable {
       return {
         label: `${id === current ? "$(check) " : ""}${id}`,
         description: [m.name !== m.id ? m.name : "", m.reasoning ? "reasoning" : ""].filter(Boolean).join(" · "),
-        detail: m.hasKey ? undefined : "$(warning) no API key configured for this provider",
+        detail: !m.ready ? `$(warning) ${m.setupHint || "not ready"}` : m.hasKey ? undefined : "$(warning) no API key configured for this provider",
         id,
       };
     });

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 
 import { ChatViewProvider, CHAT_VIEW_ID } from "./chatView";
 import { TillerController } from "./controller";
+import { HunkReview } from "./hunkReview";
 import { PROPOSAL_SCHEME } from "./proposals";
 import { TillerServer } from "./server";
 
@@ -16,6 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   server = new TillerServer(controller, output);
   const chat = new ChatViewProvider(context.extensionUri, controller);
+  const hunkReview = new HunkReview(controller.hunks, (approvalId) => controller.pendingApproval(approvalId));
 
   const run = (fn: () => unknown) => async () => {
     try {
@@ -29,6 +31,7 @@ export function activate(context: vscode.ExtensionContext): void {
     output,
     controller,
     chat,
+    hunkReview,
     { dispose: () => void server?.dispose() },
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, controller.proposals),
@@ -42,6 +45,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tiller.addFileToContext", (uri?: vscode.Uri, uris?: vscode.Uri[]) =>
       controller.addFileToContext(uri instanceof vscode.Uri ? uri : undefined, Array.isArray(uris) ? uris : undefined),
     ),
+    vscode.commands.registerCommand("tiller.keepHunk", () => hunkReview.setHunkAtCursor(true)),
+    vscode.commands.registerCommand("tiller.dropHunk", () => hunkReview.setHunkAtCursor(false)),
     vscode.commands.registerCommand("tiller.showLog", () => output.show()),
     vscode.commands.registerCommand("tiller.restartServer", run(() => server?.restart())),
     vscode.workspace.onDidChangeConfiguration((event) => {

@@ -121,7 +121,7 @@ export class TillerServer implements vscode.Disposable {
     const version = (client.initializeResult?.capabilities.experimental as { tiller?: { protocolVersion?: number } } | undefined)?.tiller
       ?.protocolVersion;
     if (version !== PROTOCOL_VERSION) {
-      const message = `tiller: the server speaks protocol version ${version ?? "(none)"}, this extension version ${PROTOCOL_VERSION}. Update the extension or the server (pip install -U tiller).`;
+      const message = `tiller: the server speaks protocol version ${version ?? "(none)"}, this extension version ${PROTOCOL_VERSION}. Update the extension or the server (see the extension's README, "Install the server").`;
       await this.stopClient();
       this.controller.detach("error", message);
       void vscode.window.showErrorMessage(message);
@@ -181,17 +181,37 @@ export class TillerServer implements vscode.Disposable {
   }
 
   private async failed(command: ServerCommand, error: unknown): Promise<void> {
-    const message = startFailureMessage(command, this.reason(error));
+    const message = startFailureMessage(command, this.reason(error), this.settingOrigin());
     this.output.error(message);
     await this.stopClient();
     this.controller.detach("error", message);
+    // Not awaited: this start is over. Waiting here for the user's choice would keep it
+    // "starting", and Retry (a restart, which waits for the start in progress) would wait
+    // for itself, and so would every later start.
+    void this.offerFixes(message);
+  }
+
+  private async offerFixes(message: string): Promise<void> {
     const openSettings = "Open Settings";
     const showLog = "Show Log";
     const retry = "Retry";
     const choice = await vscode.window.showErrorMessage(message, openSettings, showLog, retry);
     if (choice === openSettings) await vscode.commands.executeCommand("workbench.action.openSettings", "tiller.");
     if (choice === showLog) this.output.show();
-    if (choice === retry) await this.restart();
+    // A Retry clicked after the server came up by other means (Restart Server) is stale.
+    if (choice === retry && this.controller.status !== "ready") await this.restart();
+  }
+
+  /** Where tiller.serverCommand is set, for the error message ("your User settings"). */
+  private settingOrigin(): string | undefined {
+    const inspected = vscode.workspace.getConfiguration("tiller").inspect<string | string[]>("serverCommand");
+    if (!inspected) return undefined;
+    const set = (value: unknown) => value !== undefined && !(Array.isArray(value) && value.length === 0) && value !== "";
+    if (set(inspected.workspaceFolderValue)) return "the folder's settings";
+    if (set(inspected.workspaceValue)) return "the workspace settings";
+    // In a remote window (code-server, SSH, WSL, containers) this merges User and Remote settings.
+    if (set(inspected.globalValue)) return vscode.env.remoteName ? "your User or Remote settings" : "your User settings";
+    return undefined;
   }
 
   private serverStopped(): void {

@@ -87,15 +87,22 @@ export function describeCommand(command: ServerCommand): string {
   return [command.command, ...command.args].map((part) => (/\s/.test(part) ? `"${part}"` : part)).join(" ");
 }
 
-/** The message shown when the server does not start, with how to fix it. */
-export function startFailureMessage(command: ServerCommand, reason: string): string {
+/** How to get the server, for error messages (the README's "Install the server" says more). */
+export const INSTALL_COMMAND = "uv tool install <your tiller checkout>";
+
+/**
+ * The message shown when the server does not start, with how to fix it. `origin` says where
+ * tiller.serverCommand was set ("your User settings"), so the user is not told to set a
+ * setting they already set.
+ */
+export function startFailureMessage(command: ServerCommand, reason: string, origin?: string): string {
   const what = `tiller: could not start the server (\`${describeCommand(command)}\`): ${reason.trim() || "it exited"}.`;
   switch (command.source) {
     case "setting":
-      return `${what} Check the tiller.serverCommand setting.`;
+      return `${what} Check the tiller.serverCommand setting${origin ? ` (set in ${origin})` : ""}.`;
     case "path":
-      return `${what} Reinstall tiller (\`pip install tiller\`) or set tiller.serverCommand.`;
+      return `${what} Reinstall tiller (\`${INSTALL_COMMAND} --reinstall\`) or set tiller.serverCommand.`;
     case "python":
-      return `${what} Install tiller with \`pip install tiller\` (in the interpreter of tiller.pythonPath), or set tiller.serverCommand.`;
+      return `${what} Install tiller (\`${INSTALL_COMMAND}\` puts \`tiller\` on PATH), set tiller.serverCommand, or pick a tiller.pythonPath that has tiller.`;
   }
 }

@@ -10,9 +10,9 @@ import { test } from "node:test";
 import { applyUnifiedDiff, DiffApplyError, isNewFileDiff } from "../src/diff";
 import { TillerClient, type RpcConnection } from "../src/protocol/client";
 import { parsePartialJson } from "../src/protocol/partialJson";
-import { applyEvent, emptyView, zeroUsage } from "../src/protocol/reducer";
+import { applyEvent, emptyView, viewFromState, zeroUsage } from "../src/protocol/reducer";
 import { SessionSync } from "../src/protocol/sync";
-import type { AgentEventParams } from "../src/protocol/types";
+import type { AgentEventParams, SessionState } from "../src/protocol/types";
 import { describeCommand, resolveServerCommand, splitCommand, startFailureMessage, which } from "../src/serverCommand";
 
 function seeded(seed: number) {
@@ -134,6 +134,24 @@ test("deltas without a message_start seen: a partial message until message_end b
   assert.deepEqual(view.messages, [final]);
 });
 
+test("a view rebuilt from agent/getState keeps the answered approvals' outcomes", () => {
+  // The state of a new session as the real server sent it (test/fixtures), with outcomes.
+  const recorded = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "test", "fixtures", "session-events.json"), "utf8"));
+  const state: SessionState = {
+    ...recorded.initialState,
+    resolvedApprovals: [
+      { type: "approval_resolved", approvalId: "a1", toolCallId: "call_1", outcome: "selected", optionId: "reject_once" },
+      { type: "approval_resolved", approvalId: "a2", toolCallId: "call_2", outcome: "cancelled" },
+      { type: "approval_resolved", approvalId: "a3", toolCallId: "call_3", outcome: "selected", optionId: "allow_always" },
+    ],
+  };
+  assert.deepEqual(viewFromState(state).approvalOutcomes, { call_1: "reject_once", call_2: "cancelled", call_3: "allow_always" });
+  // An older server leaves the list out: no badges, and no error.
+  const older: Partial<SessionState> = { ...state };
+  delete older.resolvedApprovals;
+  assert.deepEqual(viewFromState(older as SessionState).approvalOutcomes, {});
+});
+
 test("the server command: the setting, else tiller on PATH, else python -m tiller", () => {
   const dir = mkdtempSync(path.join(tmpdir(), "tiller-path-"));
   try {
@@ -168,14 +186,14 @@ test("the server command: the setting, else tiller on PATH, else python -m tille
     assert.equal(describeCommand(python), "python3 -m tiller serve");
     assert.equal(
       startFailureMessage(python, "No module named tiller"),
-      "tiller: could not start the server (`python3 -m tiller serve`): No module named tiller. Install tiller with `pip install tiller` (in the interpreter of tiller.pythonPath), or set tiller.serverCommand.",
+      "tiller: could not start the server (`python3 -m tiller serve`): No module named tiller. Install tiller (`uv tool install <your tiller checkout>` puts `tiller` on PATH), set tiller.serverCommand, or pick a tiller.pythonPath that has tiller.",
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test("the manifest contributes exactly the commands the extension registers", () => {
+test("the manifest contributes exactly the commands the extension registers, and documents its settings", () => {
   const root = path.resolve(__dirname, "..", "..");
   const manifest = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
   const source = readFileSync(path.join(root, "src", "extension.ts"), "utf8");
@@ -187,6 +205,15 @@ test("the manifest contributes exactly the commands the extension registers", ()
   assert.deepEqual(manifest.contributes.views.tiller.map((v: { id: string; type: string }) => [v.id, v.type]), [["tiller.chat", "webview"]]);
   assert.equal(manifest.contributes.viewsContainers.activitybar[0].id, "tiller");
   assert.equal(manifest.main, "./dist/extension.js");
+  // Server paths from User settings apply in remote windows (code-server, SSH, WSL, containers),
+  // and a workspace in Restricted Mode cannot pick the command that runs.
+  const settings = manifest.contributes.configuration.properties;
+  for (const key of ["tiller.serverCommand", "tiller.pythonPath"]) {
+    assert.equal(settings[key].scope, "window", key);
+    assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(key), key);
+  }
+  // vscode-languageclient traces only at the output channel's Trace log level: the setting says so.
+  assert.match(settings["tiller.trace.server"].markdownDescription, /log level is \*\*Trace\*\*/);
   // @types/vscode is pinned to the oldest VS Code the extension claims to support.
   assert.equal(manifest.devDependencies["@types/vscode"], `~${manifest.engines.vscode.replace("^", "")}`);
 });

@@ -67,6 +67,12 @@ export class Uri {
   }
 }
 
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
 export enum StatusBarAlignment {
   Left = 1,
   Right = 2,
@@ -102,6 +108,13 @@ export const stub = {
   commands: [] as { command: string; args: unknown[] }[],
   infoMessages: [] as { message: string; items: unknown[] }[],
   errorMessages: [] as { message: string; items: unknown[] }[],
+  /** Answers for showErrorMessage (a button, or undefined: dismissed). */
+  answerError: (_message: string, _items: string[]): string | undefined => undefined,
+  /** Progress notifications: their title, and whether their task has ended (closed). */
+  progress: [] as { title: string; closed: boolean }[],
+  /** Command handlers registered through commands.registerCommand (executeCommand runs them). */
+  handlers: new Map<string, (...args: unknown[]) => unknown>(),
+  remoteName: undefined as string | undefined,
   /** Answers for showInformationMessage, by message (a function of the buttons, or a button). */
   answerInfo: (_message: string, _items: string[]): string | undefined => undefined,
   answerInputBox: (): string | undefined => undefined,
@@ -125,6 +138,10 @@ export const stub = {
     this.commands = [];
     this.infoMessages = [];
     this.errorMessages = [];
+    this.answerError = () => undefined;
+    this.progress = [];
+    this.handlers = new Map();
+    this.remoteName = undefined;
     this.answerInfo = () => undefined;
     this.answerInputBox = () => undefined;
     this.answerQuickPick = (items) => items[0];
@@ -162,10 +179,11 @@ export const stub = {
 export const commands = {
   async executeCommand(command: string, ...args: unknown[]): Promise<unknown> {
     stub.commands.push({ command, args });
-    return undefined;
+    return stub.handlers.get(command)?.(...args);
   },
-  registerCommand(_command: string, _fn: unknown) {
-    return { dispose() {} };
+  registerCommand(command: string, fn: (...args: unknown[]) => unknown) {
+    stub.handlers.set(command, fn);
+    return { dispose: () => stub.handlers.get(command) === fn && stub.handlers.delete(command) };
   },
 };
 
@@ -182,7 +200,17 @@ export const window = {
   },
   async showErrorMessage(message: string, ...items: unknown[]): Promise<string | undefined> {
     stub.errorMessages.push({ message, items });
-    return undefined;
+    return stub.answerError(message, items.filter((i): i is string => typeof i === "string"));
+  },
+  /** A progress notification stays until its task ends (recorded in `stub.progress`). */
+  async withProgress<R>(options: { title?: string }, task: (progress: unknown, token: unknown) => Thenable<R>): Promise<R> {
+    const entry = { title: options.title ?? "", closed: false };
+    stub.progress.push(entry);
+    try {
+      return await task({ report() {} }, { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) });
+    } finally {
+      entry.closed = true;
+    }
   },
   async showInputBox(_options?: unknown): Promise<string | undefined> {
     return stub.answerInputBox();
@@ -238,11 +266,19 @@ export const workspace = {
     return { dispose() {} };
   },
   getConfiguration(section?: string) {
-    return { get: (key: string, fallback?: unknown) => stub.config[section ? `${section}.${key}` : key] ?? fallback };
+    const full = (key: string) => (section ? `${section}.${key}` : key);
+    return {
+      get: (key: string, fallback?: unknown) => stub.config[full(key)] ?? fallback,
+      // Every stub setting is a User setting.
+      inspect: (key: string) => ({ key: full(key), globalValue: stub.config[full(key)] }),
+    };
   },
 };
 
 export const env = {
+  get remoteName() {
+    return stub.remoteName;
+  },
   async openExternal(uri: Uri): Promise<boolean> {
     stub.externalOpened.push(uri.toString());
     return true;

@@ -1,10 +1,10 @@
 // The chat webview (dist/webview.js + media/chat.css, in the page the extension serves, CSP
 // included) in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core),
 // fed an event stream recorded from the real server (test/fixtures/session-events.json).
-// Saves screenshots to test-artifacts/ (TILLER_UPDATE_SCREENSHOT=1 also refreshes
-// media/screenshot.png for the README).
+// Saves screenshots to test-artifacts/ (the README's media/screenshot.png comes from the
+// real-VS-Code suite, test/e2e/).
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -221,9 +221,6 @@ test("the recorded stream renders: markdown while streaming, thinking, tool card
   await page.setViewportSize({ width: 420, height: Math.min(height, 6000) });
   await page.screenshot({ path: path.join(ARTIFACTS, "webview-full.png") });
   await page.setViewportSize({ width: 420, height: 900 });
-  if (process.env.TILLER_UPDATE_SCREENSHOT) {
-    copyFileSync(path.join(ARTIFACTS, "webview-approval.png"), path.join(root, "media", "screenshot.png"));
-  }
   await write.locator('button[data-option-id="allow_once"]').click();
   const writeId = (events.at(-1)!.event as { approvalId: string }).approvalId;
   assert.deepEqual((await panel.posted()).at(-1), { type: "respondApproval", approvalId: writeId, optionId: "allow_once" });
@@ -260,6 +257,17 @@ test("the input: Enter sends, Shift+Enter is a new line, steer or queue while ru
   assert.deepEqual((await panel.posted()).at(-1), { type: "send", text: "then add a test", behavior: "followUp" });
   await page.locator("button.stop").click();
   assert.deepEqual((await panel.posted()).at(-1), { type: "stop" });
+
+  // In a sidebar as narrow as VS Code's default, the run's controls wrap below; the model and
+  // mode links keep their text.
+  await page.setViewportSize({ width: 300, height: 900 });
+  for (const link of ["button.model", "button.mode"]) {
+    const size = await page.locator(link).evaluate((el) => ({ client: el.clientWidth, scroll: el.scrollWidth, text: el.textContent }));
+    assert.ok(size.scroll <= size.client && size.client > 30, `${link} is cut: ${JSON.stringify(size)}`);
+  }
+  assert.equal(await page.locator("button.stop").isVisible(), true);
+  await page.screenshot({ path: path.join(ARTIFACTS, "webview-narrow-running.png") });
+  await page.setViewportSize({ width: 420, height: 900 });
 
   // Queued messages and context chips are shown with their controls.
   const seq = events[firstDelta].seq;
@@ -306,6 +314,88 @@ test("the input: Enter sends, Shift+Enter is a new line, steer or queue while ru
   assert.equal(await page.locator("button.send").isDisabled(), true);
   assert.equal(await page.locator("button.stop").isVisible(), false, "nothing runs without a server");
   await page.screenshot({ path: path.join(ARTIFACTS, "webview-error.png") });
+  assert.deepEqual(panel.problems, []);
+  await page.close();
+});
+
+test("review per hunk: a checkbox per hunk, the choice shown and sent, Allow needs one hunk kept", async () => {
+  const panel = await openPanel("hunks");
+  const { page } = panel;
+  const diff = [
+    "--- a/long.py",
+    "+++ b/long.py",
+    "@@ -1,5 +1,5 @@",
+    "-first = 1",
+    "+first = 100",
+    " a",
+    " b",
+    " c",
+    " d",
+    "@@ -20,5 +20,5 @@",
+    " w",
+    " x",
+    " y",
+    " z",
+    "-last = 2",
+    "+last = 200",
+    "",
+  ].join("\n");
+  const approval = {
+    type: "approval_request" as const,
+    approvalId: "a1",
+    toolCallId: "call_long",
+    toolName: "edit",
+    kind: "edit" as const,
+    title: "Edit long.py",
+    path: "/home/ada/project/long.py",
+    diff,
+    hunks: [
+      { id: "h1", header: "@@ -1,5 +1,5 @@", oldStart: 1, oldLines: 5, newStart: 1, newLines: 5 },
+      { id: "h2", header: "@@ -20,5 +20,5 @@", oldStart: 20, oldLines: 5, newStart: 20, newLines: 5 },
+    ],
+    options: [
+      { optionId: "allow_once" as const, name: "Allow once", kind: "allow_once" as const },
+      { optionId: "reject_once" as const, name: "Reject", kind: "reject_once" as const },
+    ],
+  };
+  const timestamp = Date.UTC(2025, 0, 1);
+  await panel.send({ type: "status", status: "ready" });
+  await panel.send({
+    type: "reset",
+    state: {
+      ...fixture.initialState,
+      isStreaming: true,
+      seq: 3,
+      messages: [
+        { role: "user", timestamp, content: [{ type: "text", text: "bump both" }] },
+        { role: "assistant", timestamp, usage: zeroUsage(), api: "faux", provider: "faux", model: "faux-1", stopReason: "toolUse", content: [{ type: "toolCall", id: "call_long", name: "edit", arguments: { path: "long.py" } }] },
+      ],
+      pendingToolCalls: ["call_long"],
+      pendingApprovals: [approval],
+    },
+  });
+  const card = page.locator(".approval");
+  assert.deepEqual(await card.locator(".hunk-header span").allTextContents(), ["Hunk 1 of 2", "Hunk 2 of 2"]);
+  assert.deepEqual(await card.locator(".hunk-header code").allTextContents(), ["@@ -1,5 +1,5 @@", "@@ -20,5 +20,5 @@"]);
+  assert.deepEqual(await card.locator(".hunk pre.diff .add").allTextContents(), ["+first = 100\n", "+last = 200\n"]);
+  assert.deepEqual(await card.locator("input.hunk-keep").evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).checked)), [true, true]);
+
+  await card.locator('input.hunk-keep[data-hunk-id="h2"]').uncheck();
+  assert.deepEqual((await panel.posted()).at(-1), { type: "toggleHunk", approvalId: "a1", hunkId: "h2", keep: false });
+  await page.locator('.hunk.dropped[data-hunk-id="h2"]').waitFor();
+  assert.match((await card.locator(".hunk-note").textContent()) ?? "", /applies 1 of the 2 hunks/);
+  await page.screenshot({ path: path.join(ARTIFACTS, "webview-hunks.png") });
+
+  // The extension's word on the choice wins (e.g. a hunk dropped in the diff editor).
+  await panel.send({ type: "hunks", approvalId: "a1", dropped: ["h1", "h2"] });
+  assert.deepEqual(await card.locator("input.hunk-keep").evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).checked)), [false, false]);
+  assert.equal(await card.locator('button[data-option-id="allow_once"]').isDisabled(), true, "nothing to allow");
+  assert.equal(await card.locator('button[data-option-id="reject_once"]').isDisabled(), false);
+
+  await panel.send({ type: "hunks", approvalId: "a1", dropped: ["h2"] });
+  await card.locator("input.reject-message").fill("leave the tail");
+  await card.locator('button[data-option-id="allow_once"]').click();
+  assert.deepEqual((await panel.posted()).at(-1), { type: "respondApproval", approvalId: "a1", optionId: "allow_once", message: "leave the tail" });
   assert.deepEqual(panel.problems, []);
   await page.close();
 });

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from acp import RequestError
 from acp.interfaces import Client
 from acp.schema import (
     AllowedOutcome,
@@ -20,8 +21,6 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallUpdate,
 )
-
-from acp import RequestError
 
 from ..agent.types import ToolExecutionEndEvent, TurnEndEvent
 from ..ai.types import total_usage

@@ -5,7 +5,8 @@ would do. Depending on the session's mode the change is allowed at once, or the 
 asked: an `approval_request` event goes out and the tool waits until the front end brings
 the answer back (`respond`). The pending approval lives here, in the session, not in a
 transport's request, so a client that reconnects finds it in `agent/getState` and can still
-answer it.
+answer it. Answered (and cancelled) approvals are remembered as their `approval_resolved`
+events, so `agent/getState` can tell a client that rebuilds its view how each went.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..protocol.errors import ErrorCode
-from ..protocol.events import AnyWireEvent, ApprovalOption, ApprovalRequestEvent, ApprovalResolvedEvent
+from ..protocol.events import AnyWireEvent, ApprovalOption, ApprovalRequestEvent, ApprovalResolvedEvent, DiffHunk
 from ..protocol.modes import ApprovalMode, ApprovalOptionId
 from ..tools.aborts import OPERATION_ABORTED
-from ..tools.ports import ApprovalRequest
+from ..tools.ports import ApprovalRequest, HunkSelection
 from .errors import HostError
 
 
@@ -32,11 +33,20 @@ class ApprovalCancelled(Exception):
     """The run was aborted while the user decided."""
 
 
+@dataclass(frozen=True)
+class Answer:
+    option_id: ApprovalOptionId
+    message: str | None = None
+    # Some of the request's hunks (never none, never all: respond() turns those into a plain
+    # reject or allow), or None for the whole change.
+    accepted_hunks: frozenset[str] | None = None
+
+
 @dataclass
 class Pending:
     request: ApprovalRequest
     event: ApprovalRequestEvent
-    answer: asyncio.Future[tuple[ApprovalOptionId, str | None]]
+    answer: asyncio.Future[Answer]
 
 
 def approval_options(tool_name: str) -> list[ApprovalOption]:
@@ -55,9 +65,39 @@ def rejection_text(request: ApprovalRequest, message: str | None = None) -> str:
     return f"{text}: {message.strip()}" if message and message.strip() else f"{text}."
 
 
+def _answer(request: ApprovalRequest, option_id: ApprovalOptionId, message: str | None,
+            accepted_hunks: list[str] | None) -> Answer:
+    """The user's answer, checked; a bad `acceptedHunks` is an error and the approval stays
+    pending, so the client can answer again."""
+    if accepted_hunks is None:
+        return Answer(option_id, message)
+    ids = [hunk.id for hunk in request.hunks]
+    if not ids:
+        raise HostError(ErrorCode.INVALID_PARAMS, "acceptedHunks: this approval has no hunks (only edit and write do)")
+    if not option_id.startswith("allow"):
+        raise HostError(ErrorCode.INVALID_PARAMS, "acceptedHunks goes with allow_once or allow_always")
+    unknown = sorted(set(accepted_hunks) - set(ids))
+    if unknown:
+        raise HostError(ErrorCode.INVALID_PARAMS, f"acceptedHunks: no hunk {', '.join(unknown)} (this approval has {', '.join(ids)})")
+    accepted = frozenset(accepted_hunks)
+    if not accepted:  # every hunk left out: the change is rejected
+        return Answer("reject_once", message)
+    if accepted == set(ids):
+        return Answer(option_id, message)
+    return Answer(option_id, message, accepted)
+
+
 class Approvals:
-    def __init__(self, emit: Callable[[AnyWireEvent], None], mode: ApprovalMode, client_shows_approvals: bool):
+    def __init__(
+        self,
+        emit: Callable[[AnyWireEvent], None],
+        mode: ApprovalMode,
+        client_shows_approvals: bool,
+        on_resolved: Callable[[ApprovalResolvedEvent], None] = lambda event: None,
+        resolved: list[ApprovalResolvedEvent] | None = None,
+    ):
         self._emit = emit
+        self._on_resolved = on_resolved
         self.mode: ApprovalMode = mode
         self.client_shows_approvals = client_shows_approvals
         self.always_allowed: set[str] = set()
@@ -66,6 +106,8 @@ class Approvals:
         # What each running tool call proposed to do (its diff, its command), asked or not,
         # for front ends that show the change with the call's events; forgotten at its end.
         self._proposals: dict[str, ApprovalRequest] = {}
+        # Every approval_resolved event of the session, oldest first (a loaded session's too).
+        self.resolved: list[ApprovalResolvedEvent] = list(resolved or [])
 
     def proposal(self, tool_call_id: str) -> ApprovalRequest | None:
         return self._proposals.get(tool_call_id)
@@ -75,10 +117,10 @@ class Approvals:
 
     # --- the tools' port ----------------------------------------------------------------
 
-    async def __call__(self, request: ApprovalRequest) -> None:
+    async def __call__(self, request: ApprovalRequest) -> HunkSelection | None:
         self._proposals[request.tool_call_id] = request
         if self._allowed_without_asking(request):
-            return
+            return None
         if request.tool_name in self.always_rejected:
             raise Rejected(rejection_text(request, f"{request.tool_name} is always rejected in this session"))
         if not self.client_shows_approvals:
@@ -88,14 +130,14 @@ class Approvals:
                 "capabilities.experimental.tiller.approvals). The user can allow changes by setting the "
                 'approval mode to "acceptEdits" or "yolo".'
             )
-        await self._ask(request)
+        return await self._ask(request)
 
     def _allowed_without_asking(self, request: ApprovalRequest) -> bool:
         if self.mode == "yolo" or request.tool_name in self.always_allowed:
             return True
         return self.mode == "acceptEdits" and request.kind in ("edit", "write")
 
-    async def _ask(self, request: ApprovalRequest) -> None:
+    async def _ask(self, request: ApprovalRequest) -> HunkSelection | None:
         event = ApprovalRequestEvent(
             approval_id=uuid.uuid4().hex[:12],
             tool_call_id=request.tool_call_id,
@@ -104,41 +146,52 @@ class Approvals:
             title=request.title,
             path=str(request.path) if request.path is not None else None,
             diff=request.diff,
+            hunks=[DiffHunk(id=h.id, header=h.header, old_start=h.old_start, old_lines=h.old_lines,
+                            new_start=h.new_start, new_lines=h.new_lines) for h in request.hunks] or None,
             new_text=request.new_text,
             command=request.command,
             options=approval_options(request.tool_name),
         )
-        answer: asyncio.Future[tuple[ApprovalOptionId, str | None]] = asyncio.get_running_loop().create_future()
-        self.pending[event.approval_id] = Pending(request, event, answer)
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        self.pending[event.approval_id] = Pending(request, event, future)
         self._emit(event)
         try:
-            option_id, message = await answer
+            answer = await future
         except (asyncio.CancelledError, ApprovalCancelled):  # aborted while the user decided
             self._resolved(event, outcome="cancelled")
             raise
         finally:
             self.pending.pop(event.approval_id, None)
-        self._resolved(event, outcome="selected", option_id=option_id)
+        option_id = answer.option_id
+        accepted = sorted(answer.accepted_hunks) if answer.accepted_hunks is not None else None
+        self._resolved(event, outcome="selected", option_id=option_id, accepted_hunks=accepted)
         if option_id == "allow_always":
             self.always_allowed.add(request.tool_name)
         elif option_id == "reject_always":
             self.always_rejected.add(request.tool_name)
         if option_id.startswith("reject"):
-            raise Rejected(rejection_text(request, message))
+            raise Rejected(rejection_text(request, answer.message))
+        if answer.accepted_hunks is not None:
+            return HunkSelection(answer.accepted_hunks, answer.message)
+        return None
 
     def _resolved(self, asked: ApprovalRequestEvent, *, outcome: Literal["selected", "cancelled"],
-                  option_id: ApprovalOptionId | None = None) -> None:
-        self._emit(ApprovalResolvedEvent(approval_id=asked.approval_id, tool_call_id=asked.tool_call_id,
-                                         outcome=outcome, option_id=option_id))
+                  option_id: ApprovalOptionId | None = None, accepted_hunks: list[str] | None = None) -> None:
+        event = ApprovalResolvedEvent(approval_id=asked.approval_id, tool_call_id=asked.tool_call_id,
+                                      outcome=outcome, option_id=option_id, accepted_hunks=accepted_hunks)
+        self.resolved.append(event)
+        self._on_resolved(event)
+        self._emit(event)
 
     # --- the user's answer --------------------------------------------------------------
 
-    def respond(self, approval_id: str, option_id: ApprovalOptionId, message: str | None = None) -> None:
+    def respond(self, approval_id: str, option_id: ApprovalOptionId, message: str | None = None,
+                accepted_hunks: list[str] | None = None) -> None:
         pending = self.pending.get(approval_id)
         if pending is None or pending.answer.done():
             raise HostError(ErrorCode.APPROVAL_NOT_FOUND,
                             f"Unknown approval: {approval_id} (already answered, cancelled, or never asked)")
-        pending.answer.set_result((option_id, message))
+        pending.answer.set_result(_answer(pending.request, option_id, message, accepted_hunks))
 
     def cancel_all(self) -> None:
         for pending in list(self.pending.values()):

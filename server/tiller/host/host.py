@@ -9,12 +9,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, get_args
 
+from pydantic import ValidationError
+
 from ..agent import Agent
 from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
 from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
 from ..protocol.errors import ErrorCode
+from ..protocol.events import ApprovalResolvedEvent
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
@@ -151,7 +154,6 @@ class Host:
         agent.set_model(model)
         agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)
-        approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals)
 
         def settings() -> SessionSettings:
             state = agent.state
@@ -162,6 +164,9 @@ class Host:
 
         recorder = SessionRecorder(self.store, session_id, cwd, settings, events.emit,
                                    file=self.store.open(session_id) if saved is not None else None)
+        approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals,
+                              on_resolved=recorder.save_approval,
+                              resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
                           recorder=recorder, document_at=editor.document_at)
         tools = create_coding_tools(
@@ -237,6 +242,18 @@ class _EditorWriter:
 
     async def write(self, path: Path, text: str) -> None:
         await self._editor.write_document(self._session_id, path, text)
+
+
+def _saved_outcomes(records: list[dict[str, Any]]) -> list[ApprovalResolvedEvent]:
+    """The approval outcomes a session file records; one that does not validate is skipped
+    (it only decorates the transcript)."""
+    outcomes = []
+    for record in records:
+        try:
+            outcomes.append(ApprovalResolvedEvent.model_validate(record))
+        except ValidationError:
+            continue
+    return outcomes
 
 
 def _saved_mode(value: str | None) -> ApprovalMode:

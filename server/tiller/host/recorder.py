@@ -3,8 +3,8 @@
 The file is created when the first message ends (an empty session leaves nothing on disk);
 its header records what the session may do (model, tools, system prompt) and a settings
 line the thinking level and approval mode chosen before then. Each completed message is
-appended (fsynced) before the client hears of its end. A loaded session appends to its
-existing file.
+appended (fsynced) before the client hears of its end, and so is how each approval went. A
+loaded session appends to its existing file.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..persistence.session_files import SessionFile, SessionStore
-from ..protocol.events import PersistenceErrorEvent
+from ..protocol.events import ApprovalResolvedEvent, PersistenceErrorEvent
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,15 @@ class SessionRecorder:
         except OSError as error:
             self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
         self.last_saved = message
+
+    def save_approval(self, event: ApprovalResolvedEvent) -> None:
+        """Record how an approval went (a reloaded session shows the outcome again)."""
+        try:
+            if self._file is None:
+                self._file = self._create()
+            self._file.append_approval(event.model_dump(mode="json", by_alias=True, exclude_none=True))
+        except OSError as error:
+            self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
 
     def save_settings(self) -> None:
         """Record changed settings; before the file exists they go into its first lines."""

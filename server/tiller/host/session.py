@@ -210,6 +210,7 @@ class Session:
             queue=self.queue_state(),
             seq=self.seq,
             pending_approvals=self.approvals.pending_events(),
+            resolved_approvals=list(self.approvals.resolved),
         )
 
     def summary(self) -> SessionSummary:

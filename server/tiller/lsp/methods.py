@@ -190,7 +190,8 @@ async def delete_session(ls: TillerLanguageServer, params: SessionRef) -> Empty:
 
 
 async def respond_approval(ls: TillerLanguageServer, params: RespondApprovalParams) -> Empty:
-    ls.host.get(params.session_id).approvals.respond(params.approval_id, params.option_id, params.message)
+    ls.host.get(params.session_id).approvals.respond(params.approval_id, params.option_id, params.message,
+                                                     params.accepted_hunks)
     return Empty()
 
 

@@ -6,6 +6,7 @@ One file per session, `<data dir>/sessions/<sessionId>.jsonl`:
      "tools":["read","bash"],"systemPrompt":"…"}
     {"type":"message","message":{…a wire message…}}
     {"type":"settings","model":"…","thinkingLevel":"low","approvalMode":"ask","toolExecution":"parallel"}
+    {"type":"approval","event":{…an approval_resolved event…}}
 
 Each line is written, flushed and fsynced when a message ends, so `kill -9` loses at most
 the message in flight. A torn last line (the process died mid-write) is skipped on load.
@@ -58,6 +59,8 @@ class SavedSession:
     approval_mode: str | None = None
     tool_execution: str | None = None
     messages: list[Any] = field(default_factory=list)
+    # The approval_resolved events, as saved (wire JSON), oldest first.
+    resolved_approvals: list[dict[str, Any]] = field(default_factory=list)
     updated_at: int = 0
 
 
@@ -78,6 +81,9 @@ class SessionFile:
 
     def append_message(self, message: Any) -> None:
         self.append({"type": "message", "message": message.dump()})
+
+    def append_approval(self, event: dict[str, Any]) -> None:
+        self.append({"type": "approval", "event": event})
 
     def append_settings(self, model: str, thinking_level: str, approval_mode: str,
                         tool_execution: str | None = None) -> None:
@@ -161,6 +167,8 @@ class SessionStore:
                     continue
                 saved.messages.append(message)
                 saved.updated_at = max(saved.updated_at, getattr(message, "timestamp", 0) or 0)
+            elif kind == "approval" and isinstance(record.get("event"), dict):
+                saved.resolved_approvals.append(record["event"])
             elif kind == "settings":
                 saved.model = record.get("model", saved.model)
                 saved.thinking_level = record.get("thinkingLevel", saved.thinking_level)

@@ -48,6 +48,18 @@ class ApprovalOption(WireModel):
     kind: ApprovalOptionId
 
 
+class DiffHunk(WireModel):
+    """One hunk of an approval's `diff`: `header` is its @@ line, the numbers are the line
+    ranges it covers in the file before and after (unified diff conventions)."""
+
+    id: str
+    header: str
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+
+
 class ApprovalRequestEvent(WireModel):
     type: Literal["approval_request"] = "approval_request"
     approval_id: str
@@ -57,6 +69,8 @@ class ApprovalRequestEvent(WireModel):
     title: str
     path: str | None = None
     diff: str | None = None
+    # The diff's hunks (edit, write): agent/respondApproval may accept only some of them.
+    hunks: list[DiffHunk] | None = None
     # The complete proposed text of the file (edit, write), for a side-by-side diff view.
     new_text: str | None = None
     command: str | None = None
@@ -69,6 +83,8 @@ class ApprovalResolvedEvent(WireModel):
     tool_call_id: str
     outcome: Literal["selected", "cancelled"]
     option_id: ApprovalOptionId | None = None
+    # Present when the user allowed only some hunks: the ids of those applied.
+    accepted_hunks: list[str] | None = None
 
 
 class AssistantDelta(WireModel):

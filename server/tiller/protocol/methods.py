@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
-from .events import ApprovalRequestEvent, SessionStateEvent
+from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
 from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior, ToolExecutionMode
 
 # --- shared pieces ----------------------------------------------------------------------
@@ -158,8 +158,11 @@ class ListSessionsParams(WireModel):
 class RespondApprovalParams(SessionRef):
     approval_id: str
     option_id: ApprovalOptionId
-    # What the user typed with a rejection; the model sees it.
+    # What the user typed with a rejection (or about the hunks left out); the model sees it.
     message: str | None = None
+    # With allow_once / allow_always on an edit or write: apply only these hunks (ids of the
+    # request's `hunks`).
+    accepted_hunks: list[str] | None = None
 
 
 class SetApprovalModeParams(SessionRef):
@@ -192,6 +195,9 @@ class SessionState(WireModel):
     # The `seq` of the last event sent for this session (0 before any).
     seq: int
     pending_approvals: list[ApprovalRequestEvent] = Field(default_factory=list)
+    # How each answered or cancelled approval of the session went (its approval_resolved
+    # event), oldest first: a client rebuilding its view shows the outcomes again.
+    resolved_approvals: list[ApprovalResolvedEvent] = Field(default_factory=list)
 
 
 

@@ -2,14 +2,16 @@
 
 write and edit first compute the complete new text and a diff (a `Proposal`) without
 touching anything; an optional `approve(request)` hook (see ports.py) then runs (the server asks the user
-there, and raises to refuse); only then does the `FileWriter` apply it. Changes to one path
-are serialised so two parallel edits cannot both start from the same original.
+there, and raises to refuse); only then does the `FileWriter` apply it. The user may allow
+only some hunks: then only those are applied, and the result tells the model which hunks
+went in and which did not, and why. Changes to one path are serialised so two parallel
+edits cannot both start from the same original.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,10 @@ from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from .aborts import raise_if_aborted, unless_aborted
 from .atomic_write import AtomicFileWriter
-from .ports import ApprovalKind, ApprovalRequest, Approve, FileWriter, OpenDocument
+from .diff import unified_diff
+from .hunks import Hunk, apply_hunks, diff_hunks
+from .ports import ApprovalKind, ApprovalRequest, Approve, FileWriter, HunkSelection, OpenDocument
+from .results import text_result
 from .workspace import Workspace
 
 
@@ -72,6 +77,7 @@ class FileChangeTool(AgentTool):
         return ApprovalRequest(
             tool_call_id=tool_call_id, tool_name=self.name, kind=kind, title=f"{verb} {proposal.display_path}",
             path=proposal.path, display_path=proposal.display_path, old_text=proposal.old_text, new_text=proposal.new_text, diff=proposal.diff,
+            hunks=tuple(diff_hunks(proposal.old_text, proposal.new_text)),
         )
 
     async def execute(
@@ -81,9 +87,33 @@ class FileChangeTool(AgentTool):
         path = self.workspace.resolve(args.get("path"))
         async with self.locks(path):
             proposal = await self.plan(args)
+            selection: HunkSelection | None = None
             if self.approve is not None:
                 request = self.approval_request(tool_call_id, proposal)
-                await unless_aborted(resolve(self.approve(request)), cancel)
+                selection = await unless_aborted(resolve(self.approve(request)), cancel)
             raise_if_aborted(cancel)
+            if selection is not None:
+                return await self._apply_selected(proposal, request.hunks, selection)
             await self.writer.write(proposal.path, proposal.new_text)
         return self.result(proposal)
+
+    async def _apply_selected(self, proposal: Proposal, hunks: tuple[Hunk, ...], selection: HunkSelection) -> AgentToolResult:
+        """Applies the accepted hunks only; the result names each hunk and what became of it."""
+        new_text = apply_hunks(proposal.old_text, proposal.new_text, set(selection.accepted))
+        applied = replace(proposal, new_text=new_text, diff=unified_diff(proposal.old_text, new_text, proposal.display_path))
+        await self.writer.write(applied.path, applied.new_text)
+        kept = [h for h in hunks if h.id in selection.accepted]
+        dropped = [h for h in hunks if h.id not in selection.accepted]
+        said = (selection.message or "").strip()
+        reason = f": {said}{'' if said.endswith(('.', '!', '?')) else '.'}" if said else "."
+        text = (
+            f"The user applied {len(kept)} of the {len(hunks)} hunks of this change to {proposal.display_path}: "
+            f"{_hunk_list(kept)}. The user rejected {_hunk_list(dropped)}{reason} "
+            "The file now has only the applied hunks; read it again before changing it further."
+        )
+        return text_result(text, {"diff": applied.diff, "appliedHunks": [h.id for h in kept],
+                                  "rejectedHunks": [h.id for h in dropped]})
+
+
+def _hunk_list(hunks: list[Hunk]) -> str:
+    return ", ".join(f"{h.id} ({h.header})" for h in hunks)

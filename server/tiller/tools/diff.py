@@ -7,7 +7,7 @@ import difflib
 CONTEXT_LINES = 4  # pi shows 4 lines of context around each change
 
 
-def _display_lines(text: str) -> list[str]:
+def display_lines(text: str) -> list[str]:
     # Compare what a reader sees: no BOM, LF endings (CRLF would put \r in every line).
     return text.removeprefix("\ufeff").replace("\r\n", "\n").splitlines(keepends=True)
 
@@ -15,8 +15,8 @@ def _display_lines(text: str) -> list[str]:
 def unified_diff(old: str | None, new: str, path: str) -> str:
     """`old` None means the file is being created."""
     lines = difflib.unified_diff(
-        _display_lines(old or ""),
-        _display_lines(new),
+        display_lines(old or ""),
+        display_lines(new),
         fromfile="/dev/null" if old is None else f"a/{path}",
         tofile=f"b/{path}",
         n=CONTEXT_LINES,
@@ -29,7 +29,7 @@ def unified_diff(old: str | None, new: str, path: str) -> str:
 
 def first_changed_line(old: str, new: str) -> int | None:
     """1-based line in `new` where it first differs from `old` (None when identical)."""
-    a, b = _display_lines(old), _display_lines(new)
+    a, b = display_lines(old), display_lines(new)
     for index, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return index + 1

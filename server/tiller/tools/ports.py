@@ -7,7 +7,8 @@ the tools fall back to the disk and to no questions asked.
   or None. The model must see, and edit, what the user sees.
 - `FileWriter`: where an approved change of write/edit goes (the editor's buffer, the disk).
 - `Approve`: asked by edit, write and bash once they know exactly what they would do (the
-  new text and its diff, or the command line); returns to allow, raises to refuse (its
+  new text, its diff and hunks, or the command line); returns None to allow, a
+  `HunkSelection` to allow only some hunks of an edit or write, and raises to refuse (its
   message becomes the tool's error result, which the model sees). Read-only tools never ask.
 """
 
@@ -17,6 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
+
+from .hunks import Hunk
 
 ApprovalKind = Literal["edit", "write", "execute"]
 
@@ -32,10 +35,20 @@ class ApprovalRequest:
     old_text: str | None = None  # None for a new file
     new_text: str | None = None
     diff: str | None = None  # unified diff (edit, write)
+    hunks: tuple[Hunk, ...] = ()  # the diff's hunks (edit, write)
     command: str | None = None  # bash
 
 
-Approve = Callable[[ApprovalRequest], Awaitable[None] | None]
+@dataclass(frozen=True)
+class HunkSelection:
+    """Allowed in part: only the hunks `accepted` (ids of `ApprovalRequest.hunks`, at least
+    one, not all) are applied; `message` is what the user said about the others."""
+
+    accepted: frozenset[str]
+    message: str | None = None
+
+
+Approve = Callable[[ApprovalRequest], Awaitable[HunkSelection | None] | HunkSelection | None]
 
 # May answer at once (an in-process buffer) or after a round trip to the editor.
 OpenDocument = Callable[[Path], Awaitable[str | None] | str | None]

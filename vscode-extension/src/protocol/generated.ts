@@ -431,6 +431,7 @@ export interface ApprovalRequestEvent {
   approvalId: string;
   command?: string | null;
   diff?: string | null;
+  hunks?: DiffHunk[] | null;
   kind: "edit" | "write" | "execute";
   newText?: string | null;
   options: ApprovalOption[];
@@ -439,6 +440,21 @@ export interface ApprovalRequestEvent {
   toolCallId: string;
   toolName: string;
   type: "approval_request";
+}
+/**
+ * One hunk of an approval's `diff`: `header` is its @@ line, the numbers are the line
+ * ranges it covers in the file before and after (unified diff conventions).
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "DiffHunk".
+ */
+export interface DiffHunk {
+  header: string;
+  id: string;
+  newLines: number;
+  newStart: number;
+  oldLines: number;
+  oldStart: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -454,6 +470,7 @@ export interface ApprovalOption {
  * via the `definition` "ApprovalResolvedEvent".
  */
 export interface ApprovalResolvedEvent {
+  acceptedHunks?: string[] | null;
   approvalId: string;
   optionId?: ("allow_once" | "allow_always" | "reject_once" | "reject_always") | null;
   outcome: "selected" | "cancelled";
@@ -769,6 +786,7 @@ export interface QueueState {
  * via the `definition` "RespondApprovalParams".
  */
 export interface RespondApprovalParams {
+  acceptedHunks?: string[] | null;
   approvalId: string;
   message?: string | null;
   optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
@@ -796,6 +814,7 @@ export interface SessionState {
   pendingApprovals: ApprovalRequestEvent[];
   pendingToolCalls: string[];
   queue: QueueState;
+  resolvedApprovals: ApprovalResolvedEvent[];
   seq: number;
   sessionId: string;
   steeringMode: "all" | "one_at_a_time";

@@ -8,6 +8,7 @@ import type {
   ApprovalMode,
   ApprovalOptionId,
   ApprovalRequestEvent,
+  ApprovalResolvedEvent,
   AssistantBlock,
   AssistantMessage,
   PartialAssistantMessage,
@@ -35,6 +36,8 @@ export interface RunSummary {
   errorMessage?: string;
 }
 
+export type ApprovalOutcome = ApprovalOptionId | "cancelled" | "partial";
+
 export interface SessionView {
   sessionId: string;
   cwd?: string;
@@ -53,8 +56,9 @@ export interface SessionView {
   /** Tool executions by toolCallId (live state; completed ones also come from toolResult messages). */
   tools: Record<string, ToolRun>;
   pendingApprovals: ApprovalRequestEvent[];
-  /** How each answered approval went, by toolCallId ("allow_once", ..., or "cancelled"). */
-  approvalOutcomes: Record<string, ApprovalOptionId | "cancelled">;
+  /** How each answered approval went, by toolCallId ("allow_once", ..., "cancelled", or
+   * "partial": allowed with some hunks left out). */
+  approvalOutcomes: Record<string, ApprovalOutcome>;
   queue: { steering: string[]; followUp: string[] };
   /** The `seq` of the last event applied. */
   seq: number;
@@ -114,7 +118,15 @@ export function viewFromState(state: SessionState): SessionView {
     view.tools[id] = { toolCallId: id, toolName: call?.name ?? "tool", args: call?.arguments ?? {}, status: "running" };
   }
   view.lastRun = lastRunOf(view.messages);
+  // How the session's answered approvals went (the outcome badges after a reload). An older
+  // server leaves the list out.
+  for (const event of state.resolvedApprovals ?? []) view.approvalOutcomes[event.toolCallId] = outcomeOf(event);
   return view;
+}
+
+function outcomeOf(event: ApprovalResolvedEvent): ApprovalOutcome {
+  if (event.outcome === "cancelled") return "cancelled";
+  return event.acceptedHunks ? "partial" : (event.optionId ?? "allow_once");
 }
 
 function toolCallsById(view: SessionView): Map<string, Extract<AssistantBlock, { type: "toolCall" }>> {
@@ -335,7 +347,7 @@ export function applyEvent(view: SessionView, event: WireEvent): void {
       break;
     case "approval_resolved":
       view.pendingApprovals = view.pendingApprovals.filter((a) => a.approvalId !== event.approvalId);
-      view.approvalOutcomes[event.toolCallId] = event.outcome === "cancelled" ? "cancelled" : (event.optionId ?? "allow_once");
+      view.approvalOutcomes[event.toolCallId] = outcomeOf(event);
       break;
     case "persistence_error":
       view.warnings.push(event.message);
@@ -373,6 +385,7 @@ export function comparableView(view: SessionView): unknown {
     messages: view.messages,
     streamMessage: view.streamMessage,
     pendingApprovals: view.pendingApprovals,
+    approvalOutcomes: view.approvalOutcomes,
     queue: view.queue,
     seq: view.seq,
     runningTools: Object.values(view.tools)

@@ -84,6 +84,12 @@ function toolIcon(name: string): string {
   return "tool";
 }
 
+/** A unified diff cut at its @@ lines: the ---/+++ header, then each hunk's text. */
+export function splitDiff(diff: string): { header: string; hunks: string[] } {
+  const [header, ...hunks] = diff.split(/^(?=@@ )/m);
+  return header.startsWith("@@ ") ? { header: "", hunks: [header, ...hunks] } : { header, hunks };
+}
+
 export function renderDiff(diff: string): HTMLElement {
   const pre = h("pre", { className: "diff" });
   const lines = diff.replace(/\n$/, "").split("\n");
@@ -244,7 +250,8 @@ class ToolCard {
             : "error";
     const outcome = view.approvalOutcomes[this.toolCallId];
     const partial = run?.partial ? textOf(run.partial.content) : "";
-    const key = JSON.stringify([name, args, status, partial.length, result ? textOf(result.content).length : -1, approval?.approvalId, outcome, [...this.approvalBusy]]);
+    const dropped = approval ? [...this.app.droppedHunks(approval.approvalId)] : [];
+    const key = JSON.stringify([name, args, status, partial.length, result ? textOf(result.content).length : -1, approval?.approvalId, outcome, [...this.approvalBusy], dropped]);
     if (key === this.key) return;
     this.key = key;
 
@@ -272,7 +279,7 @@ class ToolCard {
       h("span", { className: "tool-name" }, name),
       h("span", { className: "tool-summary", title: toolSummary(name, args) }, toolSummary(name, args)),
       outcome && outcome !== "allow_once"
-        ? h("span", { className: `badge outcome-${outcome}` }, outcome === "cancelled" ? "cancelled" : outcome.replace("_", " "))
+        ? h("span", { className: `badge outcome-${outcome}` }, outcome === "partial" ? "some hunks" : outcome.replace("_", " "))
         : null,
     ]);
 
@@ -312,17 +319,25 @@ class ToolCard {
 
   private renderResult(name: string, result: AgentToolResult, isError: boolean): HTMLElement {
     const text = textOf(result.content);
-    const hasDiff = EDIT_TOOLS.has(name) && !!(result.details as { diff?: string } | undefined)?.diff;
+    const details = result.details as { diff?: string; rejectedHunks?: string[] } | undefined;
+    const hasDiff = EDIT_TOOLS.has(name) && !!details?.diff;
     if (isError) return h("pre", { className: "tool-output error", role: "alert" }, text || "Failed.");
+    // The diff says what changed; a change applied in part also says which hunks were left out.
+    if (hasDiff && details?.rejectedHunks?.length) return h("div", { className: "tool-result-note" }, text);
     if (hasDiff || !text) return h("div", { className: "tool-result-note" }, text && !hasDiff ? text : "");
     return h("pre", { className: `tool-output${name === "read" ? " file" : ""}` }, text);
   }
 
   private renderApproval(approval: ApprovalRequestEvent): HTMLElement {
     const busy = this.approvalBusy.has(approval.approvalId);
+    const hunks = approval.hunks ?? [];
+    const dropped = this.app.droppedHunks(approval.approvalId);
+    const keptNone = hunks.length > 0 && hunks.every((hunk) => dropped.has(hunk.id));
     const card = h("div", { className: "approval", "data-approval-id": approval.approvalId, role: "group", "aria-label": approval.title });
     card.appendChild(h("div", { className: "approval-title" }, icon("shield"), h("span", null, approval.title)));
-    if (approval.diff) {
+    if (approval.diff && hunks.length > 1) {
+      card.appendChild(this.renderHunks(approval, dropped));
+    } else if (approval.diff) {
       card.appendChild(renderDiff(approval.diff));
     } else if (approval.command) {
       card.appendChild(h("pre", { className: "tool-args command" }, h("span", { className: "prompt" }, "$ "), approval.command));
@@ -330,7 +345,7 @@ class ToolCard {
     const message = h("input", {
       type: "text",
       className: "reject-message",
-      placeholder: "Reason for rejecting (optional, sent to the model)",
+      placeholder: dropped.size ? "Why not the unticked hunks? (optional, sent to the model)" : "Reason for rejecting (optional, sent to the model)",
       "aria-label": "Reason for rejecting",
       value: this.rejectMessage,
     });
@@ -338,24 +353,27 @@ class ToolCard {
     const buttons = h("div", { className: "approval-buttons" });
     for (const option of approval.options) {
       const primary = option.optionId === "allow_once";
+      const allows = option.kind.startsWith("allow");
       const button = h(
         "button",
         {
           className: primary ? "primary" : option.kind.startsWith("reject") ? "secondary reject" : "secondary",
           "data-option-id": option.optionId,
-          disabled: busy,
-          title: option.name,
+          disabled: busy || (allows && keptNone),
+          title: allows && keptNone ? "Keep at least one hunk, or reject" : option.name,
         },
         option.name,
       );
       button.addEventListener("click", () => {
         const text = message.value.trim();
         this.approvalBusy.add(approval.approvalId);
+        // The reason goes with a rejection, and with an Allow that leaves hunks out.
+        const explains = !allows || dropped.size > 0;
         this.app.post({
           type: "respondApproval",
           approvalId: approval.approvalId,
           optionId: option.optionId,
-          ...(option.optionId.startsWith("reject") && text ? { message: text } : {}),
+          ...(explains && text ? { message: text } : {}),
         });
         this.key = "";
         this.update();
@@ -368,8 +386,31 @@ class ToolCard {
       buttons.appendChild(view);
     }
     card.appendChild(buttons);
+    if (dropped.size && !keptNone) {
+      const kept = hunks.length - dropped.size;
+      card.appendChild(
+        h("div", { className: "hunk-note" }, `Allowing applies ${kept} of the ${hunks.length} hunks; the model is told which were left out, and why if you say so below.`),
+      );
+    }
     card.appendChild(message);
     return card;
+  }
+
+  /** The diff hunk by hunk, each with a checkbox to keep it (review per hunk). */
+  private renderHunks(approval: ApprovalRequestEvent, dropped: Set<string>): HTMLElement {
+    const hunks = approval.hunks ?? [];
+    const parts = splitDiff(approval.diff ?? "").hunks;
+    const box = h("div", { className: "hunks" });
+    hunks.forEach((hunk, index) => {
+      const keep = !dropped.has(hunk.id);
+      const checkbox = h("input", { type: "checkbox", className: "hunk-keep", checked: keep, "data-hunk-id": hunk.id });
+      checkbox.addEventListener("change", () => this.app.toggleHunk(approval.approvalId, hunk.id, checkbox.checked));
+      const label = h("label", { className: "hunk-header" }, checkbox, h("span", null, `Hunk ${index + 1} of ${hunks.length}`), h("code", null, hunk.header));
+      // The @@ line is in the label already.
+      const body = (parts[index] ?? "").replace(/^@@ [^\n]*\n/, "");
+      box.appendChild(h("div", { className: `hunk${keep ? "" : " dropped"}`, "data-hunk-id": hunk.id }, label, renderDiff(body)));
+    });
+    return box;
   }
 }
 
@@ -389,6 +430,8 @@ export class ChatApp {
   private rendered: RenderedMessage[] = [];
   private streamNode: AssistantNode | null = null;
   private cards = new Map<string, ToolCard>();
+  /** Review per hunk: the hunks dropped from each pending approval (kept by the extension). */
+  private dropped = new Map<string, Set<string>>();
   private dirtyCards = new Set<string>();
   private allDirty = true;
   private frame = 0;
@@ -471,15 +514,13 @@ export class ChatApp {
       this.queueEl,
       this.chipsEl,
       h("div", { className: "input-box" }, this.input),
+      // Two groups that wrap as wholes: in a narrow sidebar the run's controls go to a second
+      // line rather than squeezing the model and mode links to a few pixels.
       h(
         "div",
         { className: "composer-bar" },
-        this.modelButton,
-        this.modeButton,
-        h("span", { className: "spacer" }),
-        this.behavior,
-        this.stopButton,
-        this.sendButton,
+        h("div", { className: "composer-meta" }, this.modelButton, this.modeButton),
+        h("div", { className: "composer-actions" }, this.behavior, this.stopButton, this.sendButton),
       ),
     );
     append(root, [this.banner, this.transcript, composer]);
@@ -518,6 +559,10 @@ export class ChatApp {
       case "notice":
         this.notice = { level: message.level, message: message.message };
         this.schedule();
+        break;
+      case "hunks":
+        this.dropped.set(message.approvalId, new Set(message.dropped));
+        this.markApprovalDirty(message.approvalId);
         break;
       case "focus":
         this.input.focus();
@@ -581,6 +626,26 @@ export class ChatApp {
   /** Renders now (tests call it to skip the frame wait). */
   flush(): void {
     this.render();
+  }
+
+  droppedHunks(approvalId: string): Set<string> {
+    return this.dropped.get(approvalId) ?? new Set();
+  }
+
+  /** The user (un)ticked a hunk: shown at once, and kept by the extension (which echoes it). */
+  toggleHunk(approvalId: string, hunkId: string, keep: boolean): void {
+    const dropped = new Set(this.droppedHunks(approvalId));
+    if (keep) dropped.delete(hunkId);
+    else dropped.add(hunkId);
+    this.dropped.set(approvalId, dropped);
+    this.post({ type: "toggleHunk", approvalId, hunkId, keep });
+    this.markApprovalDirty(approvalId);
+  }
+
+  private markApprovalDirty(approvalId: string): void {
+    const approval = this.view?.pendingApprovals.find((a) => a.approvalId === approvalId);
+    if (approval) this.dirtyCards.add(approval.toolCallId);
+    this.schedule();
   }
 
   toolCard(toolCallId: string, call?: ToolCallBlock): ToolCard {

@@ -16,6 +16,8 @@ export type ToWebview =
   | { type: "status"; status: ServerStatus; message?: string }
   | { type: "context"; items: ContextChip[] }
   | { type: "notice"; level: "error" | "info"; message: string }
+  /** Review per hunk: the hunks of a pending approval the user dropped (panel or diff editor). */
+  | { type: "hunks"; approvalId: string; dropped: string[] }
   | { type: "focus" };
 
 export type WebviewCommand =
@@ -35,6 +37,7 @@ export type FromWebview =
   | { type: "stop" }
   | { type: "respondApproval"; approvalId: string; optionId: ApprovalOptionId; message?: string }
   | { type: "viewDiff"; approvalId: string }
+  | { type: "toggleHunk"; approvalId: string; hunkId: string; keep: boolean }
   | { type: "removeContext"; index: number }
   | { type: "clearQueue" }
   | { type: "command"; command: WebviewCommand }

@@ -158,6 +158,22 @@ test("Stop in the panel sends agent/abort; Send steers or queues while a run str
   controller.dispose();
 });
 
+/** The links of a notice's text ([label](command:id?args)), as VS Code renders them. */
+function noticeLinks(title: string): { label: string; command: string; args: unknown[] }[] {
+  return [...title.matchAll(/\[([^\]]+)\]\(command:([^?)]+)\?([^)]*)\)/g)].map((m) => ({
+    label: m[1],
+    command: m[2],
+    args: JSON.parse(decodeURIComponent(m[3])) as unknown[],
+  }));
+}
+
+/** Clicks the link `label` of a notice: VS Code runs its command with its arguments. */
+async function clickLink(notice: { title: string }, label: string): Promise<void> {
+  const link = noticeLinks(notice.title).find((l) => l.label === label);
+  assert.ok(link, `no link ${label} in ${notice.title}`);
+  await vscode.commands.executeCommand(link.command, ...link.args);
+}
+
 test("View diff opens vscode.diff between the open document and the proposed text, and offers the same choices", async () => {
   const { controller, server } = await setup();
   const approval = approvalOf("call_edit");
@@ -165,7 +181,6 @@ test("View diff opens vscode.diff between the open document and the proposed tex
   stub.openDocument(file, GREET); // the editor's text (what the diff applies to)
   server.emit({ type: "agent_start" });
   server.emit(approval);
-  stub.answerInfo = (_message, items) => items.find((i) => i === "Allow once");
 
   await controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });
   const diff = stub.commands.find((c) => c.command === "vscode.diff")!;
@@ -179,18 +194,21 @@ test("View diff opens vscode.diff between the open document and the proposed tex
     controller.proposals.provideTextDocumentContent(right as unknown as vscode.Uri),
     GREET.replace('return "hi " + name', 'return f"Hello, {name}!"'),
   );
-  // The same choices as the panel, in a notification next to the diff.
-  assert.deepEqual(stub.infoMessages.at(-1), {
-    message: "Edit greet.py",
-    items: ["Allow once", "Always allow edit in this session", "Reject", "Always reject edit in this session", "Reject with Message…"],
-  });
+  // The one-off choices in a notification next to the diff (the panel has the "always" ones).
+  const notice = stub.progress.at(-1)!;
+  assert.match(notice.title, /^Edit greet\.py: /);
+  assert.deepEqual(noticeLinks(notice.title).map((l) => l.label), ["Allow once", "Reject", "Reject with Message…", "More…"]);
+  assert.deepEqual(noticeLinks(notice.title).at(-1), { label: "More…", command: "tiller.chat.focus", args: [] });
+  await clickLink(notice, "Allow once");
   assert.deepEqual(server.last("agent/respondApproval"), { sessionId: "s1", approvalId: approval.approvalId, optionId: "allow_once" });
 
-  // Once answered, the diff tab is closed and the proposal forgotten.
+  // Once answered, the diff tab is closed, the notification goes and the proposal is forgotten.
   stub.tabs.push({ input: { original: left, modified: right } });
+  assert.equal(notice.closed, false);
   server.emit({ type: "approval_resolved", approvalId: approval.approvalId, toolCallId: "call_edit", outcome: "selected", optionId: "allow_once" });
   await settle();
   assert.equal(stub.closedTabs.length, 1);
+  assert.equal(notice.closed, true);
   assert.equal(controller.proposals.provideTextDocumentContent(right as unknown as vscode.Uri), "");
   controller.dispose();
 });
@@ -200,7 +218,6 @@ test("View diff of a new file compares with an empty document; a rejection can c
   const approval = approvalOf("call_write");
   server.emit({ type: "agent_start" });
   server.emit(approval);
-  stub.answerInfo = (_message, items) => items.at(-1); // "Reject with Message…"
   stub.answerInputBox = () => "Not yet";
 
   await controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });
@@ -211,6 +228,7 @@ test("View diff of a new file compares with an empty document; a rejection can c
     controller.proposals.provideTextDocumentContent(right as unknown as vscode.Uri),
     'from greet import greet\n\n\ndef test_greet():\n    assert greet("Ada") == "Hello, Ada!"\n',
   );
+  await clickLink(stub.progress.at(-1)!, "Reject with Message…");
   assert.deepEqual(server.last("agent/respondApproval"), {
     sessionId: "s1",
     approvalId: approval.approvalId,
@@ -220,30 +238,87 @@ test("View diff of a new file compares with an empty document; a rejection can c
   controller.dispose();
 });
 
-test("a diff that no longer applies is shown as the raw diff; an answered approval is not answered twice", async () => {
+test("a diff that no longer applies is shown as the raw diff; a notice answered elsewhere goes, and a late click does nothing", async () => {
   const { controller, server } = await setup();
   const approval = approvalOf("call_edit");
   stub.openDocument(Uri.file(approval.path!), "the user rewrote everything\n");
   server.emit(approval);
-  stub.answerInfo = () => "Allow once";
-  // The approval is resolved (in the panel) while the notification is open.
-  const shown = controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });
-  server.emit({ type: "approval_resolved", approvalId: approval.approvalId, toolCallId: "call_edit", outcome: "selected", optionId: "reject_once" });
-  await shown;
+  await controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });
   assert.equal(stub.commands.filter((c) => c.command === "vscode.diff").length, 0);
   assert.deepEqual(stub.shownDocuments.length, 1, "the raw diff opened instead");
+  const notice = stub.progress.at(-1)!;
+  // Answered in the panel while the notification is on screen.
+  server.emit({ type: "approval_resolved", approvalId: approval.approvalId, toolCallId: "call_edit", outcome: "selected", optionId: "reject_once" });
+  await settle();
+  assert.equal(notice.closed, true, "the notification went with the approval");
+  await clickLink(notice, "Allow once");
   assert.equal(server.last("agent/respondApproval"), undefined, "nothing sent for an approval already answered");
+  assert.deepEqual(stub.infoMessages.at(-1), { message: "tiller: that approval was already answered.", items: [] });
   controller.dispose();
 });
 
-test("an approval while the panel is hidden raises a notification", async () => {
+test("an approval while the panel is hidden raises a notification that lasts until it is answered", async () => {
   const { controller, server } = await setup({ visible: false });
-  stub.answerInfo = (_m, items) => items[0];
-  server.emit(approvalOf("call_bash"));
+  const approval = approvalOf("call_bash");
+  server.emit(approval);
   await settle();
-  assert.match(stub.infoMessages[0].message, /^tiller needs your approval: Run for i in 1 2 3/);
-  assert.deepEqual(stub.infoMessages[0].items, ["Show"]);
+  const notice = stub.progress.at(-1)!;
+  assert.match(notice.title, /^tiller needs your approval: Run for i in 1 2 3/);
+  assert.deepEqual(noticeLinks(notice.title).map((l) => l.label), ["Show"]);
+  await clickLink(notice, "Show");
   assert.ok(stub.commands.some((c) => c.command === "tiller.chat.focus"));
+  assert.equal(notice.closed, false, "still waiting for an answer");
+  server.emit({ type: "approval_resolved", approvalId: approval.approvalId, toolCallId: "call_bash", outcome: "selected", optionId: "allow_once" });
+  await settle();
+  assert.equal(notice.closed, true);
+  controller.dispose();
+});
+
+test("review per hunk: the panel and the diff's hover links share the choice, and Allow sends acceptedHunks", async () => {
+  const { controller, server, posted } = await setup();
+  const approval: ApprovalRequestEvent = {
+    ...approvalOf("call_edit"),
+    approvalId: "a-hunks",
+    hunks: [
+      { id: "h1", header: "@@ -1,6 +1,6 @@", oldStart: 1, oldLines: 6, newStart: 1, newLines: 6 },
+      { id: "h2", header: "@@ -17,8 +17,9 @@", oldStart: 17, oldLines: 8, newStart: 17, newLines: 9 },
+    ],
+  };
+  server.emit({ type: "agent_start" });
+  server.emit(approval);
+  await controller.handleWebviewMessage({ type: "toggleHunk", approvalId: "a-hunks", hunkId: "h1", keep: false });
+  assert.deepEqual(posted.at(-1), { type: "hunks", approvalId: "a-hunks", dropped: ["h1"] });
+  // The diff editor's hover link (a command) changes the same choice, and the panel hears of it.
+  await vscode.commands.executeCommand("tiller.approval.toggleHunk", "a-hunks", "h1", true);
+  assert.deepEqual(posted.at(-1), { type: "hunks", approvalId: "a-hunks", dropped: [] });
+  await vscode.commands.executeCommand("tiller.approval.toggleHunk", "a-hunks", "h2", false);
+
+  // A reloaded panel gets the choice back with the state (which has the approval pending).
+  server.state = { ...server.state, isStreaming: true, pendingApprovals: [approval] };
+  await controller.handleWebviewMessage({ type: "ready" });
+  assert.deepEqual(posted.slice(-2).map((m) => m.type), ["reset", "hunks"]);
+
+  await controller.handleWebviewMessage({ type: "respondApproval", approvalId: "a-hunks", optionId: "allow_once", message: "not the tail" });
+  assert.deepEqual(server.last("agent/respondApproval"), {
+    sessionId: "s1",
+    approvalId: "a-hunks",
+    optionId: "allow_once",
+    message: "not the tail",
+    acceptedHunks: ["h1"],
+  });
+  server.emit({ type: "approval_resolved", approvalId: "a-hunks", toolCallId: "call_edit", outcome: "selected", optionId: "allow_once", acceptedHunks: ["h1"] });
+  assert.deepEqual(controller.hunks.droppedOf("a-hunks"), [], "forgotten once answered");
+  assert.equal(controller.view!.approvalOutcomes.call_edit, "partial");
+  // A hover link clicked after the answer does nothing but say so.
+  await vscode.commands.executeCommand("tiller.approval.toggleHunk", "a-hunks", "h1", false);
+  assert.deepEqual(controller.hunks.droppedOf("a-hunks"), []);
+  assert.deepEqual(stub.infoMessages.at(-1), { message: "tiller: that approval was already answered.", items: [] });
+
+  // A reject never carries hunks; an approval with nothing dropped is allowed whole.
+  server.emit({ ...approval, approvalId: "a-2" });
+  await controller.handleWebviewMessage({ type: "toggleHunk", approvalId: "a-2", hunkId: "h2", keep: false });
+  await controller.respondApproval("a-2", "reject_once");
+  assert.deepEqual(server.last("agent/respondApproval"), { sessionId: "s1", approvalId: "a-2", optionId: "reject_once" });
   controller.dispose();
 });
 
@@ -322,13 +397,19 @@ test("commands: select model, approval mode and resume session go through quick 
       return {
         default: "faux/faux-1",
         models: [
-          { provider: "faux", id: "faux-1", name: "Faux", api: "faux", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: true },
-          { provider: "openai", id: "gpt-4.1-mini", name: "GPT-4.1 mini", api: "openai", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: false },
+          { provider: "faux", id: "faux-1", name: "Faux", api: "faux", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: true, ready: true },
+          { provider: "openai", id: "gpt-4.1-mini", name: "GPT-4.1 mini", api: "openai", reasoning: false, input: ["text"], contextWindow: 1, maxTokens: 1, hasKey: false, ready: false, setupHint: "set OPENAI_API_KEY" },
         ],
       };
     }
     if (method === "agent/listSessions") {
-      return { sessions: [{ sessionId: "old", cwd: "/p", model: "faux/faux-1", isStreaming: false, messageCount: 4, title: "Fix the bug", updatedAt: 0, loaded: false }] };
+      return {
+        sessions: [
+          // The current session, with no message yet: the server knows no date for it (0).
+          { sessionId: "s1", cwd: "/p", model: "faux/faux-1", isStreaming: false, messageCount: 0, title: "(new session)", updatedAt: 0, loaded: true },
+          { sessionId: "old", cwd: "/p", model: "faux/faux-1", isStreaming: false, messageCount: 4, title: "Fix the bug", updatedAt: Date.UTC(2026, 0, 2), loaded: false },
+        ],
+      };
     }
     if (method === "agent/getState") return { ...server.state, sessionId: (params as { sessionId: string }).sessionId, seq: 0 };
     return {};
@@ -337,11 +418,13 @@ test("commands: select model, approval mode and resume session go through quick 
   stub.answerQuickPick = (items) => items[1];
   await controller.selectModel();
   assert.deepEqual(server.last("agent/setModel"), { sessionId: "s1", model: "openai/gpt-4.1-mini" });
-  assert.match(JSON.stringify(stub.quickPicks.at(-1)), /no API key/);
+  assert.match(JSON.stringify(stub.quickPicks.at(-1)), /set OPENAI_API_KEY/);
   await controller.setApprovalMode();
   assert.deepEqual(server.last("agent/setApprovalMode"), { sessionId: "s1", mode: "acceptEdits" });
-  stub.answerQuickPick = (items) => items[0];
+  stub.answerQuickPick = (items) => items[1];
   await controller.resumeSession();
+  const details = (stub.quickPicks.at(-1) as { detail: string }[]).map((item) => item.detail);
+  assert.deepEqual(details, ["no messages yet · current", new Date(Date.UTC(2026, 0, 2)).toLocaleString()]);
   assert.deepEqual(server.last("agent/loadSession"), { sessionId: "old" });
   assert.equal(controller.sessionId, "old");
   controller.dispose();

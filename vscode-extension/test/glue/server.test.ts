@@ -52,7 +52,7 @@ test("tiller not installed in the interpreter: the message names the error and t
   stub.config["tiller.pythonPath"] = python;
   const { controller, server, posted } = start();
   await server.start();
-  const expected = `tiller: could not start the server (\`${python} -m tiller serve\`): ModuleNotFoundError: No module named 'tiller'. Install tiller with \`pip install tiller\` (in the interpreter of tiller.pythonPath), or set tiller.serverCommand.`;
+  const expected = `tiller: could not start the server (\`${python} -m tiller serve\`): ModuleNotFoundError: No module named 'tiller'. Install tiller (\`uv tool install <your tiller checkout>\` puts \`tiller\` on PATH), set tiller.serverCommand, or pick a tiller.pythonPath that has tiller.`;
   assert.deepEqual(stub.errorMessages, [{ message: expected, items: ["Open Settings", "Show Log", "Retry"] }]);
   assert.equal(controller.status, "error");
   assert.deepEqual(posted.at(-1), { type: "status", status: "error", message: expected });
@@ -64,7 +64,7 @@ test("no interpreter, or a wrong tiller.serverCommand: said so, with the setting
   stub.config["tiller.pythonPath"] = path.join(dir, "no-such-python");
   let { controller, server } = start();
   await server.start();
-  assert.match(stub.errorMessages[0].message, /the Python interpreter was not found\. Install tiller with `pip install tiller`/);
+  assert.match(stub.errorMessages[0].message, /the Python interpreter was not found\. Install tiller \(`uv tool install <your tiller checkout>`/);
   controller.dispose();
 
   stub.reset();
@@ -73,8 +73,33 @@ test("no interpreter, or a wrong tiller.serverCommand: said so, with the setting
   await server.start();
   assert.equal(
     stub.errorMessages[0].message,
-    `tiller: could not start the server (\`${path.join(dir, "bin", "tiller")} --log-level DEBUG serve\`): the command was not found. Check the tiller.serverCommand setting.`,
+    `tiller: could not start the server (\`${path.join(dir, "bin", "tiller")} --log-level DEBUG serve\`): the command was not found. Check the tiller.serverCommand setting (set in your User settings).`,
   );
+  controller.dispose();
+
+  // In a remote window (code-server, Remote-SSH...) the User value applies too; say where it may come from.
+  stub.errorMessages = [];
+  stub.remoteName = "ssh-remote";
+  ({ controller, server } = start());
+  await server.start();
+  assert.match(stub.errorMessages[0].message, /Check the tiller\.serverCommand setting \(set in your User or Remote settings\)\.$/);
+  controller.dispose();
+});
+
+test("Retry in the start failure's notification starts again (the failed start does not wait for the answer)", async () => {
+  stub.config["tiller.serverCommand"] = [path.join(dir, "missing-tiller")];
+  let retries = 1;
+  stub.answerError = (_message, items) => (items.includes("Retry") && retries-- > 0 ? "Retry" : undefined);
+  const { controller, server } = start();
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise((resolve) => (timer = setTimeout(() => resolve("stuck"), 10000)));
+  assert.equal(await Promise.race([server.start().then(() => "done"), stuck]), "done");
+  // The Retry's start runs after the answer; the second failure is answered "dismiss".
+  while (stub.errorMessages.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(await Promise.race([server.start().then(() => "done"), stuck]), "done", "later starts are not blocked either");
+  clearTimeout(timer);
+  assert.equal(stub.errorMessages.length, 3);
+  assert.equal(controller.status, "error");
   controller.dispose();
 });
 
