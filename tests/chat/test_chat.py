@@ -83,9 +83,11 @@ def test_tool_calls_and_results_render_one_line_each(tmp_path):
     result = run_chat("read a.py", "--cwd", str(work), script=script)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[:2] == ["Let me look.", '→ read {"path": "a.py"}']
-    assert lines[2].startswith("✓ ") and "print('hello')" in lines[2] and "again" not in lines[2]
-    assert lines[3:] == ["→ no_such_tool {}", "✗ Tool no_such_tool not found", "It prints twice."]
+    # The calls run in parallel: both start, the unknown tool fails at once, then read ends.
+    assert lines[:5] == ["Let me look.", '→ read {"path": "a.py"}', "→ no_such_tool {}",
+                         "✗ Tool no_such_tool not found", lines[4]]
+    assert lines[4].startswith("✓ ") and "print('hello')" in lines[4] and "again" not in lines[4]
+    assert lines[5:] == ["It prints twice."]
 
 
 def test_thinking_is_shown_on_its_own_line_without_ansi_on_a_pipe(tmp_path):

@@ -5,6 +5,9 @@
 //   node scripts/generate-protocol.mjs           # rewrite src/protocol/generated.ts
 //   node scripts/generate-protocol.mjs --check   # exit 1 when the checked-in file is stale
 //
+// The schema's `x-tiller` object (protocol version, error codes, the method table) becomes
+// constants after the types, so the client copies none of them by hand.
+//
 // Two mechanical transforms before compiling, so the output is usable:
 // - `title` is dropped from property schemas (pydantic titles every field, "Sessionid",
 //   "Model", ...; json-schema-to-typescript would emit one alias per title and rename
@@ -45,9 +48,26 @@ function prepare(node, isPropertySchema) {
   return out;
 }
 
+function constants(tiller) {
+  const json = (value) => JSON.stringify(value, null, 2);
+  return [
+    "",
+    "/** The protocol version this client speaks (initialize's experimental.tiller.protocolVersion). */",
+    `export const PROTOCOL_VERSION = ${tiller.protocolVersion};`,
+    "",
+    "/** The error codes of protocol.md section 4, by name. */",
+    `export const ERROR_CODES = ${json(tiller.errorCodes)} as const;`,
+    "",
+    "/** Every agent/* method: the names of its params and result types (null: no params). */",
+    `export const METHODS = ${json(tiller.methods)} as const;`,
+    "",
+  ].join("\n");
+}
+
 export async function generate() {
-  const schema = prepare(JSON.parse(readFileSync(SCHEMA, "utf8")), false);
-  return compile(schema, "TillerWireTypes", {
+  const raw = JSON.parse(readFileSync(SCHEMA, "utf8"));
+  const schema = prepare(raw, false);
+  const types = await compile(schema, "TillerWireTypes", {
     bannerComment:
       "/* eslint-disable */\n/**\n * GENERATED from schema/tiller.schema.json by scripts/generate-protocol.mjs\n" +
       " * (`npm run generate`). Do not edit: change the server's pydantic classes, run `tiller schema`,\n" +
@@ -58,6 +78,7 @@ export async function generate() {
     format: true,
     style: { printWidth: 110, singleQuote: false, trailingComma: "all" },
   });
+  return types + constants(raw["x-tiller"]);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -141,7 +141,7 @@ export class TillerController implements vscode.Disposable {
         await this.follow(stored);
         return;
       } catch (error) {
-        if (errorCode(error) !== ErrorCodes.UnknownSession) this.options.log(`Could not reopen session ${stored}: ${errorMessage(error)}`);
+        if (errorCode(error) !== ErrorCodes.SESSION_NOT_FOUND) this.options.log(`Could not reopen session ${stored}: ${errorMessage(error)}`);
       }
     }
     await this.newSession();
@@ -283,7 +283,7 @@ export class TillerController implements vscode.Disposable {
         ...(streaming || behavior ? { streamingBehavior: behavior ?? "steer" } : {}),
       });
     } catch (error) {
-      if (errorCode(error) === ErrorCodes.RequestCancelled) return;
+      if (errorCode(error) === ErrorCodes.REQUEST_CANCELLED) return;
       throw error;
     }
   }
@@ -309,7 +309,7 @@ export class TillerController implements vscode.Disposable {
       });
     } catch (error) {
       // Answered elsewhere (the panel and the diff's notification both offer it) or cancelled.
-      if (errorCode(error) === ErrorCodes.UnknownApproval) return;
+      if (errorCode(error) === ErrorCodes.APPROVAL_NOT_FOUND) return;
       throw error;
     }
   }

@@ -144,7 +144,8 @@ test("steering mid-run skips the rest of the batch; a queued follow-up runs afte
     ],
   });
   const { client, workspace } = server;
-  const { sessionId } = await client.newSession({ cwd: workspace });
+  // One call at a time: the skip applies to the calls after the one that saw the steering.
+  const { sessionId } = await client.newSession({ cwd: workspace, toolExecution: "sequential" });
   const sync = await sessionFollowed(server, sessionId);
   const queued: unknown[] = [];
   const answers = answerApprovals(server, sessionId, {

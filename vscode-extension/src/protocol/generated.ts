@@ -863,3 +863,96 @@ export interface SetToolExecutionParams {
   mode: "sequential" | "parallel";
   sessionId: string;
 }
+
+/** The protocol version this client speaks (initialize's experimental.tiller.protocolVersion). */
+export const PROTOCOL_VERSION = 1;
+
+/** The error codes of protocol.md section 4, by name. */
+export const ERROR_CODES = {
+  "APPROVAL_NOT_FOUND": -32004,
+  "INTERNAL_ERROR": -32603,
+  "INVALID_PARAMS": -32602,
+  "INVALID_REQUEST": -32600,
+  "METHOD_NOT_FOUND": -32601,
+  "MODEL_NOT_FOUND": -32003,
+  "PARSE_ERROR": -32700,
+  "REQUEST_CANCELLED": -32800,
+  "SESSION_BUSY": -32002,
+  "SESSION_NOT_FOUND": -32001
+} as const;
+
+/** Every agent/* method: the names of its params and result types (null: no params). */
+export const METHODS = {
+  "agent/abort": {
+    "params": "SessionRef",
+    "result": "Empty"
+  },
+  "agent/clearQueue": {
+    "params": "SessionRef",
+    "result": "QueueState"
+  },
+  "agent/closeSession": {
+    "params": "SessionRef",
+    "result": "Empty"
+  },
+  "agent/deleteSession": {
+    "params": "SessionRef",
+    "result": "Empty"
+  },
+  "agent/followUp": {
+    "params": "QueueParams",
+    "result": "QueueState"
+  },
+  "agent/getState": {
+    "params": "SessionRef",
+    "result": "SessionState"
+  },
+  "agent/listModels": {
+    "params": "ListModelsParams",
+    "result": "ListModelsResult"
+  },
+  "agent/listSessions": {
+    "params": "ListSessionsParams",
+    "result": "ListSessionsResult"
+  },
+  "agent/loadSession": {
+    "params": "SessionRef",
+    "result": "NewSessionResult"
+  },
+  "agent/newSession": {
+    "params": "NewSessionParams",
+    "result": "NewSessionResult"
+  },
+  "agent/prompt": {
+    "params": "PromptParams",
+    "result": "PromptResult"
+  },
+  "agent/respondApproval": {
+    "params": "RespondApprovalParams",
+    "result": "Empty"
+  },
+  "agent/setApprovalMode": {
+    "params": "SetApprovalModeParams",
+    "result": "SessionStateEvent"
+  },
+  "agent/setModel": {
+    "params": "SetModelParams",
+    "result": "SessionStateEvent"
+  },
+  "agent/setQueueModes": {
+    "params": "SetQueueModesParams",
+    "result": "SessionStateEvent"
+  },
+  "agent/setThinkingLevel": {
+    "params": "SetThinkingLevelParams",
+    "result": "SessionStateEvent"
+  },
+  "agent/setToolExecution": {
+    "params": "SetToolExecutionParams",
+    "result": "SessionStateEvent"
+  },
+  "agent/steer": {
+    "params": "QueueParams",
+    "result": "QueueState"
+  }
+} as const;

@@ -35,19 +35,5 @@ export type AgentEventParams = g.EventNotification;
 export type PartialAssistantMessage = Omit<g.AssistantMessage, "stopReason" | "timestamp" | "usage"> &
   Partial<Pick<g.AssistantMessage, "stopReason" | "timestamp" | "usage">>;
 
-// Constants of protocol.md (protocol.py PROTOCOL_VERSION and the error codes): the schema
-// describes types, not values, so these are written here.
-
-/** The protocol version this client speaks (initialize's experimental.tiller.protocolVersion). */
-export const PROTOCOL_VERSION = 1;
-
-/** Error codes of protocol.md section 4. */
-export const ErrorCodes = {
-  UnknownSession: -32001,
-  SessionBusy: -32002,
-  UnknownModel: -32003,
-  UnknownApproval: -32004,
-  RequestCancelled: -32800,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-} as const;
+// The protocol version and the error codes come with the schema (its x-tiller object).
+export { ERROR_CODES as ErrorCodes, PROTOCOL_VERSION } from "./generated";

@@ -115,7 +115,7 @@ test("attach opens a session, follows its events, and the status bar shows the m
   server.emit({ type: "agent_start" });
   assert.equal(controller.statusBarText, "$(loading~spin) faux/faux-1");
   assert.deepEqual(posted.at(-1), { type: "event", notification: { sessionId: "s1", seq: 1, event: { type: "agent_start" } } });
-  server.emit({ type: "session_state", model: "openai/gpt-4.1-mini", thinkingLevel: "off", steeringMode: "one_at_a_time", followUpMode: "one_at_a_time", approvalMode: "ask" });
+  server.emit({ type: "session_state", model: "openai/gpt-4.1-mini", thinkingLevel: "off", steeringMode: "one_at_a_time", followUpMode: "one_at_a_time", approvalMode: "ask", toolExecution: "parallel" });
   assert.equal(controller.statusBarText, "$(loading~spin) openai/gpt-4.1-mini");
 
   // A reconnect (server restarted): the stored session is loaded again and the panel reset.
