@@ -31,9 +31,15 @@ def frame(message: dict[str, Any]) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body.encode("ascii")
 
 
+# EventNotification's wire keys. The event inside is dumped from its own class; wrapping it in
+# an EventNotification as well would validate it a second time on the hottest path (once per
+# streamed delta). The end-to-end tests check every notification against the schema.
+_SESSION_ID, _SEQ, _EVENT = (EventNotification.model_fields[name].alias for name in ("session_id", "seq", "event"))
+
+
 def event_frame(session_id: str, seq: int, event: AnyWireEvent) -> bytes:
     """The `agent/event` notification of one session event."""
-    params = EventNotification(session_id=session_id, seq=seq, event=event).dump()
+    params = {_SESSION_ID: session_id, _SEQ: seq, _EVENT: event.dump()}
     return frame({"jsonrpc": "2.0", "method": "agent/event", "params": params})
 
 
