@@ -30,6 +30,9 @@ from .client import AgentClient, RpcError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
 MAX_TOOL_LINE = 160
+OFFLINE_PROVIDER = "local/"
+OFFLINE_NOTICE = ("tiller: on the small offline model ({model}: text only, no tools). For a real model set "
+                  "ANTHROPIC_API_KEY or OPENAI_API_KEY, or see README.md#using-real-providers")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -330,6 +333,8 @@ class ChatApp:
         else:
             session = await self.client.new_session(cwd=self.cwd, model=self.model)
         self.session_id, self.session_model = session["sessionId"], session["model"]
+        if self.session_model.startswith(OFFLINE_PROVIDER):
+            self.ui.notice(OFFLINE_NOTICE.format(model=self.session_model))
 
     async def _resume_session(self) -> dict[str, Any]:
         assert self.client is not None
