@@ -208,13 +208,17 @@ class Host:
         self.sessions.pop(session_id, None)
 
     async def close_all(self, timeout: float) -> None:
-        """Abort every run; give them `timeout` seconds to wind down."""
+        """Abort every run; give them `timeout` seconds to wind down. Then close the pooled
+        provider connections (the front end is shutting down)."""
         aborts: list[Any] = [s.abort() for s in self.sessions.values()]
         if aborts:
             try:
                 await asyncio.wait_for(asyncio.gather(*aborts, return_exceptions=True), timeout)
             except (TimeoutError, asyncio.CancelledError):
                 pass
+        from ..ai.connections import close_clients  # here: httpx stays out of the start-up path
+
+        await close_clients()
 
 
 class _DocumentReader:
