@@ -134,6 +134,16 @@ def _load() -> Llama:
     return _llama
 
 
+def preload() -> None:
+    """Load the model now (a server warming up), so the first reply need not wait for it.
+    A missing package is left for the first call to report."""
+    with _lock:
+        try:
+            _load()
+        except LocalModelError:
+            pass
+
+
 # --- messages -------------------------------------------------------------------------
 
 
