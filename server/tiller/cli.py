@@ -83,7 +83,7 @@ async def _run(args: argparse.Namespace) -> int:
     from .ai.connections import close_clients
     from .ai.models import ModelCatalog
     from .ai.types import AssistantMessage, total_usage
-    from .chat.terminal import TerminalRenderer
+    from .chat.render import TerminalRenderer
     from .protocol.wire_events import wire_event
 
     catalog = ModelCatalog.load()
