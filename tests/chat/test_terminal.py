@@ -128,7 +128,9 @@ def test_interactive_history_markdown_and_status_line(tmp_path, work, terminals)
 
 def test_a_spinner_while_the_model_has_not_answered(tmp_path, work, terminals):
     with SSEServer() as provider:
-        provider.reply(Reply(chunks=openai_text("At last."), delay=3.0))
+        # The status line looks the model up (agent/listModels), which asks a server on
+        # this machine for its models first; then the prompt, answered after 3 s.
+        provider.reply(Reply.json(200, {"data": [{"id": "slow"}]}), Reply(chunks=openai_text("At last."), delay=3.0))
         env = environment(None, TILLER_MODEL="openai/slow", OPENAI_BASE_URL=provider.url + "/v1",
                           OPENAI_API_KEY="test-key")
         term = terminals("hello", env=env, cwd=work)
