@@ -121,6 +121,7 @@ class PiAgent:
         self.deltas = Deltas(provider)
         self.process: asyncio.subprocess.Process | None = None
         self._ended: asyncio.Event = asyncio.Event()
+        self._responses: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -145,7 +146,6 @@ class PiAgent:
 
     async def _read(self) -> None:
         assert self.process is not None and self.process.stdout is not None
-        self._responses: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         while line := await self.process.stdout.readline():
             record = json.loads(line)
             kind = record.get("type")
@@ -159,8 +159,6 @@ class PiAgent:
 
     async def _command(self, command: dict[str, Any]) -> dict[str, Any]:
         assert self.process is not None and self.process.stdin is not None
-        while not hasattr(self, "_responses"):
-            await asyncio.sleep(0.001)
         self.process.stdin.write((json.dumps(command) + "\n").encode())
         await self.process.stdin.drain()
         response = await asyncio.wait_for(self._responses.get(), 60)
