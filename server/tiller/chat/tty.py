@@ -179,7 +179,10 @@ class PromptLines:
 
     def __init__(self, status: Status, on_interrupt: Callable[[], None], history: Path | None = None) -> None:
         self.on_interrupt = on_interrupt
-        toolbar = lambda: ANSI(f"\x1b[2m{status.line()}\x1b[0m")  # noqa: E731
+
+        def toolbar() -> ANSI:
+            return ANSI(f"\x1b[2m{status.line()}\x1b[0m")
+
         if history is not None:
             try:
                 history.parent.mkdir(parents=True, exist_ok=True)
