@@ -80,9 +80,10 @@ def main(argv: list[str] | None = None) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     from .agent import Agent
+    from .ai.connections import close_clients
     from .ai.models import ModelCatalog
     from .ai.types import AssistantMessage, total_usage
-    from .chat.terminal import TerminalRenderer
+    from .chat.render import TerminalRenderer
     from .protocol.wire_events import wire_event
 
     catalog = ModelCatalog.load()
@@ -101,6 +102,7 @@ async def _run(args: argparse.Namespace) -> int:
         await agent.prompt(args.prompt)
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        await close_clients()
     if not args.json:
         ui.run_ended({"usage": total_usage(agent.state.messages).dump()}, model.ref)
     last = agent.state.messages[-1]

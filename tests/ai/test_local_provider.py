@@ -23,6 +23,7 @@ from tiller.ai.models import LOCAL_MODEL_REF, ModelCatalog
 from tiller.ai.options import StreamOptions
 from tiller.ai.providers import local
 from tiller.ai.registry import stream
+from tiller.ai.text_only import SYSTEM_PROMPT
 from tiller.ai.types import (
     AssistantMessage,
     Context,
@@ -111,6 +112,66 @@ async def test_warm_throughput(model: Model, record_property: Any) -> None:
             record_property("local_warm_tokens_per_s", round(tokens_per_s, 1))
             print(f"\nlocal smollm2-135m warm: {event.message.usage.output} tokens at {tokens_per_s:.1f} tokens/s")
     assert first_delta_at is not None
+
+
+# --- the first impression -------------------------------------------------------------
+
+README_QUESTION = "Write a haiku about tilling a field"  # the README's first command
+ARITHMETIC = "What is 2+2? Answer in one sentence."
+ANSWER_LIMIT = 120  # tokens: both are a sentence or three, far below DEFAULT_MAX_TOKENS
+
+
+def longest_run_of_one_line(text: str) -> int:
+    """The most times one non-blank line appears in a row (blank lines in between ignored)."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    best = run = 0
+    for index, line in enumerate(lines):
+        run = run + 1 if index and line == lines[index - 1] else 1
+        best = max(best, run)
+    return best
+
+
+async def answer(model: Model, question: str, options: StreamOptions | None = None) -> AssistantMessage:
+    # No system prompt and default options: what a session of the offline model sends.
+    events = await collect(model, Context(messages=[UserMessage(content=question)]), options or StreamOptions())
+    assert events[-1].type == "done", events[-1]
+    return events[-1].message
+
+
+@pytest.mark.parametrize("question", [README_QUESTION, ARITHMETIC])
+async def test_the_readme_questions_get_short_answers_that_end_by_themselves(model: Model, question: str) -> None:
+    message = await answer(model, question)
+    text = message.text()
+    print(f"\n{question!r} -> {text!r} ({message.usage.output} tokens)")
+    assert message.stop_reason == "stop"  # the model ended its reply, not the token limit
+    assert 0 < message.usage.output <= ANSWER_LIMIT
+    assert text.strip()
+    assert longest_run_of_one_line(text) < 3
+    assert local.NOTE not in text
+
+
+async def test_two_plus_two_is_four_every_time(model: Model) -> None:
+    first, second = await answer(model, ARITHMETIC), await answer(model, ARITHMETIC)
+    assert "4" in first.text()
+    assert first.text() == second.text()  # a fixed seed: the same question, the same answer
+
+
+async def test_a_reply_that_loops_is_cut_short_with_a_note(model: Model) -> None:
+    # Asked to copy a repetitive text, the model starts repeating it; the guard stops it.
+    message = await answer(model, "Copy this text exactly: " + "a kami, " * 30, StreamOptions(temperature=0.0))
+    text = message.text()
+    assert text.endswith(local.NOTE)
+    assert message.stop_reason == "stop"
+    assert text.lower().count("a kami") <= 6
+    assert message.usage.output < 40  # stopped early, far from the 384-token default
+
+
+def test_the_loop_note_is_not_replayed_to_the_model(model: Model) -> None:
+    looping = AssistantMessage(content=[TextContent(text="a kami, a kami" + local.NOTE)], api="local",
+                               provider="local", model="smollm2-135m", stop_reason="stop")
+    converted = local.convert_messages(model, Context(messages=[UserMessage(content="Go"), looping]))
+    assert converted[-1] == {"role": "assistant", "content": "a kami, a kami"}
+    assert converted[0]["content"] == SYSTEM_PROMPT  # no system prompt given: the text-only one
 
 
 # --- abort ----------------------------------------------------------------------------
@@ -238,7 +299,7 @@ def test_failed_and_orphaned_tool_calls_read_as_failures(model: Model) -> None:
         ]
     )
     converted = local.convert_messages(model, context)
-    assert converted[2] == {"role": "user", "content": "Tool bash failed:\nNo result provided"}
+    assert converted[3] == {"role": "user", "content": "Tool bash failed:\nNo result provided"}
 
 
 # --- the protocol channel stays clean -------------------------------------------------

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tiller.chat.client import FrameDecoder, FramingError, JsonRpcConnection, RpcError, encode_frame
-from tiller.chat.terminal import JsonRenderer, TerminalRenderer
+from tiller.chat.render import JsonRenderer, TerminalRenderer
 
 
 def frames(*messages: dict) -> bytes:

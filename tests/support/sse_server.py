@@ -69,6 +69,8 @@ class Request:
     path: str
     headers: dict[str, str]
     body: bytes
+    # The client's (host, port): one per TCP connection, so distinct peers count connections.
+    peer: tuple[str, int] | None = None
     # Set when a delayed or stalled reply saw the client close the connection.
     disconnected: threading.Event = field(default_factory=threading.Event)
     query: str = ""  # the raw query string, without "?"
@@ -97,6 +99,11 @@ class SSEServer:
         """Queue replies; each request takes the next one."""
         with self._lock:
             self._replies.extend(replies)
+
+    @property
+    def connections(self) -> int:
+        """How many TCP connections the requests so far came over."""
+        return len({request.peer for request in self.requests})
 
     async def wait_for_requests(self, count: int, timeout: float = 5.0) -> None:
         """Wait (in the test's event loop) until `count` requests have arrived."""
@@ -139,6 +146,7 @@ class SSEServer:
             headers={k.lower(): v for k, v in http_request.headers.items()},
             body=body,
             query=http_request.query_string,
+            peer=http_request.transport.get_extra_info("peername") if http_request.transport else None,
         )
         with self._lock:
             self.requests.append(recorded)

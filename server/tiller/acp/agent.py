@@ -54,6 +54,7 @@ from .. import __version__
 from ..ai.models import ModelCatalog
 from ..ai.types import ImageContent, TextContent, UserMessage
 from ..host import Host, Session
+from ..host.warm_up import warm_up
 from ..protocol.methods import EditorContext, NewSessionParams, PromptResult
 from . import session_options
 from .editor import AcpEditor
@@ -86,6 +87,7 @@ class TillerAgent:
     async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
                          client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
         self.editor.client_capabilities = client_capabilities or ClientCapabilities()
+        warm_up(self.host)  # the first prompt's one-time work, off the event loop
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..ai.options import StreamOptions
 from ..ai.registry import stream as registry_stream
+from ..ai.text_only import calls_tools
 from ..ai.types import (
     AssistantMessage,
     Context,
@@ -179,7 +180,8 @@ async def _stream_assistant_response(
     llm_context = Context(
         system_prompt=context.system_prompt,
         messages=await resolve(convert(messages)),
-        tools=context.tools,
+        # A model that cannot call tools is not offered them (it would only talk about them).
+        tools=context.tools if calls_tools(config.model) else None,
     )
     api_key = None
     if config.get_api_key:

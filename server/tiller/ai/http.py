@@ -22,7 +22,6 @@ import functools
 import http
 import json
 import re
-import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -34,6 +33,7 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from .abort import AbortSignal
+from .connections import pooled_client
 from .message_builder import ABORTED_TEXT, AssistantMessageBuilder
 from .options import CONNECT_TIMEOUT_MS, StreamOptions
 from .types import AssistantMessageEvent, Model
@@ -44,10 +44,11 @@ T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Sending the request body and waiting for a pooled connection.
 WRITE_TIMEOUT = 60.0
+# How long to wait for the end of a body after the vendor's end-of-stream marker.
+DRAIN_SECONDS = 0.2
 # Longest excerpt of an unexpected (non-JSON) body quoted in an error message.
 BODY_EXCERPT = 300
 
-_ssl_context: ssl.SSLContext | None = None
 
 
 class ProviderError(Exception):
@@ -175,26 +176,39 @@ async def open_event_stream(
         write=WRITE_TIMEOUT,
         pool=WRITE_TIMEOUT,
     )
-    async with httpx.AsyncClient(timeout=timeout, verify=_shared_ssl_context()) as client:
-        response = await _send_with_retries(client, request, options)
+    client = pooled_client(request.url)
+    response = await _send_with_retries(client, request, options, timeout)
+    try:
+        content_type = response.headers.get("content-type", "")
+        if "text/event-stream" not in content_type:
+            body = await abortable(signal, response.aread)
+            raise ProviderError(
+                f"Expected an event stream but got {content_type or 'no content type'}: "
+                f"{vendor_message(body) or excerpt(body.decode('utf-8', 'replace'))}"
+            )
+        events = _events(EventSource(response), signal, options.idle_timeout_ms)
         try:
-            content_type = response.headers.get("content-type", "")
-            if "text/event-stream" not in content_type:
-                body = await abortable(signal, response.aread)
-                raise ProviderError(
-                    f"Expected an event stream but got {content_type or 'no content type'}: "
-                    f"{vendor_message(body) or excerpt(body.decode('utf-8', 'replace'))}"
-                )
-            events = _events(EventSource(response), signal, options.idle_timeout_ms)
-            try:
-                yield events
-            finally:
-                # Shielded: this also runs while our task is being cancelled.
-                with anyio.CancelScope(shield=True):
-                    await events.aclose()
+            yield events
+            await _drain(events)
         finally:
+            # Shielded: this also runs while our task is being cancelled.
             with anyio.CancelScope(shield=True):
-                await response.aclose()
+                await events.aclose()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await response.aclose()
+
+
+async def _drain(events: AsyncIterator[ServerSentEvent]) -> None:
+    """After the vendor's end marker, read the rest of the body (its last bytes, normally
+    already received) so that the connection goes back to the pool instead of being closed.
+    A server that keeps talking after its end marker is not waited for long."""
+    with anyio.move_on_after(DRAIN_SECONDS):
+        try:
+            async for _ in events:
+                pass
+        except ProviderError:
+            pass
 
 
 async def _events(
@@ -221,7 +235,7 @@ async def _events(
 
 
 async def _send_with_retries(
-    client: httpx.AsyncClient, request: SSERequest, options: StreamOptions
+    client: httpx.AsyncClient, request: SSERequest, options: StreamOptions, http_timeout: httpx.Timeout
 ) -> httpx.Response:
     signal = options.signal
     http_request = client.build_request(
@@ -233,6 +247,7 @@ async def _send_with_retries(
             "accept": "text/event-stream",
             **request.headers,
         },
+        timeout=http_timeout,  # this call's: the pooled client serves calls with different ones
     )
     timeout = options.timeout_ms / 1000
 
@@ -436,11 +451,3 @@ def _strip_surrogates(value: Any) -> Any:
     if isinstance(value, dict):
         return {_strip_surrogates(k): _strip_surrogates(v) for k, v in value.items()}
     return value
-
-
-def _shared_ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs tens of milliseconds; one context serves every call.
-    global _ssl_context
-    if _ssl_context is None:
-        _ssl_context = httpx.create_ssl_context()
-    return _ssl_context

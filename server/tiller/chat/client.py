@@ -306,13 +306,15 @@ class AgentClient:
     # --- lifecycle ------------------------------------------------------------------------
 
     async def initialize(self, root: str | os.PathLike[str], *, client_name: str = "tiller-chat",
-                         initialization_options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """`initialize` + `initialized`; fails unless the server speaks the tiller protocol."""
+                         initialization_options: dict[str, Any] | None = None,
+                         approvals: bool = False) -> dict[str, Any]:
+        """`initialize` + `initialized`; fails unless the server speaks the tiller protocol.
+        `approvals`: this client shows `approval_request` events and answers them."""
         params: dict[str, Any] = {
             "processId": os.getpid(),
             "clientInfo": {"name": client_name, "version": __version__},
             "rootUri": Path(root).resolve().as_uri(),
-            "capabilities": {"experimental": {"tiller": {}}},
+            "capabilities": {"experimental": {"tiller": {"approvals": True} if approvals else {}}},
         }
         if initialization_options:
             params["initializationOptions"] = initialization_options

@@ -16,20 +16,25 @@ import argparse
 import asyncio
 import codecs
 import collections
-import json
 import os
 import shutil
 import signal
 import sys
 import tempfile
 import threading
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..protocol.errors import ErrorCode  # light: the protocol package imports nothing heavy
 from .client import AgentClient, RpcError
+from .render import JsonRenderer, TerminalRenderer, isatty
+
+if TYPE_CHECKING:  # the terminal front end (prompt_toolkit, rich) is imported only when used
+    from .tty import PromptLines, Status, TtyRenderer
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_ABORTED = 0, 1, 2, 130
-MAX_TOOL_LINE = 160
+OFFLINE_PROVIDER = "local/"
+OFFLINE_NOTICE = ("tiller: on the small offline model ({model}: text only, no tools). For a real model set "
+                  "ANTHROPIC_API_KEY or OPENAI_API_KEY, or see README.md#using-real-providers")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,137 +58,6 @@ def run(args: argparse.Namespace) -> int:
     app = ChatApp(prompt=args.prompt, model=args.model, json_mode=args.json, cwd=cwd, verbose=args.verbose,
                   resume=args.resume)
     return asyncio.run(app.main())
-
-
-# --- rendering ---------------------------------------------------------------------------
-
-
-class _Output:
-    """Writes that survive a closed pipe (`tiller chat ... | head`)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.broken = False
-
-    def write(self, text: str) -> None:
-        if self.broken or not text:
-            return
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except BrokenPipeError:
-            self.broken = True
-            try:  # interpreter shutdown must not flush into the closed pipe again
-                os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
-            except (OSError, ValueError):
-                pass
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-class TerminalRenderer:
-    """Text as it streams to stdout; thinking dimmed; tool calls and results one line each.
-
-    ANSI dim is used on stdout only when stdout is a terminal (and on stderr only when
-    stderr is one).
-    """
-
-    def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out, self.err = _Output(out), _Output(err)
-        self.color = _isatty(out)
-        self.err_color = _isatty(err)
-        self.at_line_start = True
-
-    # stdout
-
-    def _write(self, text: str, dim: bool = False) -> None:
-        if not text:
-            return
-        self.out.write(f"\x1b[2m{text}\x1b[0m" if dim and self.color else text)
-        self.at_line_start = text.endswith("\n")
-
-    def end_line(self) -> None:
-        if not self.at_line_start:
-            self._write("\n")
-
-    def event(self, params: dict[str, Any]) -> None:
-        event = params.get("event") or {}
-        kind = event.get("type")
-        if kind == "message_update":
-            inner = event.get("assistantMessageEvent") or {}
-            inner_type = inner.get("type")
-            if inner_type == "text_delta":
-                self._write(inner.get("delta", ""))
-            elif inner_type == "thinking_start":
-                self.end_line()
-            elif inner_type == "thinking_delta":
-                self._write(inner.get("delta", ""), dim=True)
-            elif inner_type == "thinking_end":
-                self.end_line()
-        elif kind in ("message_start", "message_end"):
-            if (event.get("message") or {}).get("role") == "assistant":
-                self.end_line()  # consecutive replies (after steering, tools) start on a new line
-        elif kind == "tool_execution_start":
-            self.end_line()
-            args = json.dumps(event.get("args") or {}, ensure_ascii=False)
-            self._write(_clip(f"→ {event.get('toolName', '?')} {args}") + "\n", dim=True)
-        elif kind == "tool_execution_end":
-            mark = "✗" if event.get("isError") else "✓"
-            self.end_line()
-            self._write(_clip(f"{mark} {_first_line(event.get('result'))}".rstrip()) + "\n", dim=True)
-
-    # stderr
-
-    def notice(self, text: str) -> None:
-        self.err.write((f"\x1b[2m{text}\x1b[0m" if self.err_color else text) + "\n")
-
-    def error(self, text: str) -> None:
-        self.err.write(f"tiller: {text}\n")
-
-    def prompt_marker(self) -> None:
-        self.err.write("\x1b[1m>\x1b[0m " if self.err_color else "> ")
-
-    def run_ended(self, result: dict[str, Any], model: str) -> None:
-        self.end_line()
-        usage = result.get("usage") or {}
-        last = next((m for m in reversed(result.get("newMessages") or []) if m.get("role") == "assistant"), None)
-        if last and last.get("provider") and last.get("model"):
-            model = f"{last['provider']}/{last['model']}"
-        cost = float((usage.get("cost") or {}).get("total") or 0.0)
-        self.notice(f"[{model}: {usage.get('input', 0)} in, {usage.get('output', 0)} out, ${cost:.4f}]")
-
-
-class JsonRenderer(TerminalRenderer):
-    """`--json`: every `agent/event` notification's params as one line; nothing else on stdout."""
-
-    def event(self, params: dict[str, Any]) -> None:
-        self.out.write(json.dumps(params, ensure_ascii=False) + "\n")
-
-    def end_line(self) -> None:
-        pass
-
-    def run_ended(self, result: dict[str, Any], model: str) -> None:
-        pass  # the usage is in the events
-
-
-def _first_line(result: Any) -> str:
-    for block in (result or {}).get("content") or []:
-        if block.get("type") == "text":
-            lines = (block.get("text") or "").strip().splitlines()
-            return lines[0] if lines else ""
-        if block.get("type") == "image":
-            return f"[image {block.get('mimeType', '')}]"
-    return ""
-
-
-def _clip(text: str) -> str:
-    text = text.replace("\n", " ")
-    return text if len(text) <= MAX_TOOL_LINE else text[: MAX_TOOL_LINE - 1] + "…"
 
 
 # --- stdin -------------------------------------------------------------------------------
@@ -263,8 +137,19 @@ class ChatApp:
         self.verbose = verbose
         self.stdin_fd = stdin_fd
         self.server_command = server_command
+        # On a terminal (both ends, not --json): markdown, a line editor, approvals asked.
+        self.tty = not json_mode and out is None and stdin_fd == 0 and isatty(sys.stdin) and isatty(sys.stdout)
         out, err = out or sys.stdout, err or sys.stderr
         self.ui: TerminalRenderer = JsonRenderer(out, err) if json_mode else TerminalRenderer(out, err)
+        self.status: Status | None = None
+        self.prompt_lines: PromptLines | None = None
+        if self.tty:
+            from .tty import Status, TtyRenderer
+
+            self.status = Status(model or "")
+            self.ui = TtyRenderer(self.status)
+        self._approvals: collections.deque[dict[str, Any]] = collections.deque()
+        self._approval_arrived = asyncio.Event()
         self.client: AgentClient | None = None
         self.session_id = ""
         self.session_model = ""
@@ -324,12 +209,28 @@ class ChatApp:
 
     async def _open_session(self) -> None:
         assert self.client is not None
-        await self.client.initialize(self.cwd)
+        # Approvals are asked only where someone can answer them: on a terminal.
+        await self.client.initialize(self.cwd, approvals=self.tty)
         if self.resume is not None:
             session = await self._resume_session()
         else:
             session = await self.client.new_session(cwd=self.cwd, model=self.model)
         self.session_id, self.session_model = session["sessionId"], session["model"]
+        if self.session_model.startswith(OFFLINE_PROVIDER):
+            self.ui.notice(OFFLINE_NOTICE.format(model=self.session_model))
+        if self.status is not None:
+            await self._start_status()
+
+    async def _start_status(self) -> None:
+        assert self.client is not None and self.status is not None
+        self.status.model = self.session_model
+        found = await self.client.request("agent/listModels", {"query": self.session_model, "all": True})
+        models = found.get("models") or []
+        known = next((m for m in models if f"{m.get('provider')}/{m.get('id')}" == self.session_model), None)
+        self.status.context_window = int((known or {}).get("contextWindow") or 0)
+        from .tty import PromptLines, history_path
+
+        self.prompt_lines = PromptLines(self.status, self._on_sigint, history_path())
 
     async def _resume_session(self) -> dict[str, Any]:
         assert self.client is not None
@@ -364,6 +265,9 @@ class ChatApp:
         event = params.get("event") or {}
         if event.get("type") == "queue_update":
             self.queue = {"steering": list(event.get("steering") or []), "followUp": list(event.get("followUp") or [])}
+        elif event.get("type") == "approval_request" and self.tty:
+            self._approvals.append(event)
+            self._approval_arrived.set()
         self.ui.event(params)
 
     def _on_notification(self, method: str, params: Any) -> None:
@@ -391,20 +295,22 @@ class ChatApp:
     # --- runs -----------------------------------------------------------------------------
 
     async def _one_shot(self, text: str) -> int:
-        result = await self._run_prompt(text, None)
+        result = await self._run_prompt(text, self.prompt_lines)
         if result is None:
             return EXIT_ABORTED
         return self._report(result)
 
     async def _interactive(self) -> int:
-        lines = StdinLines(self.stdin_fd)
-        tty = _isatty(sys.stdin) if self.stdin_fd == 0 else False
+        lines: StdinLines | PromptLines = self.prompt_lines or StdinLines(self.stdin_fd)
+        tty = isatty(sys.stdin) if self.stdin_fd == 0 else False
         if tty:
             self.ui.notice(f"tiller chat · {self.session_model} · {self.cwd}\n"
                            "Enter sends; typing while a reply streams steers it; Ctrl-C aborts; Ctrl-D quits.")
         while True:
             if tty:
                 self.ui.prompt_marker()
+            if self.prompt_lines is not None:
+                self.prompt_lines.streaming = False
             line = await self._next_line(lines)
             if line is None:
                 return EXIT_OK
@@ -417,21 +323,25 @@ class ChatApp:
             if not await self._after_run(result, lines):
                 return EXIT_ABORTED
 
-    async def _next_line(self, lines: StdinLines) -> str | None:
+    async def _next_line(self, lines: StdinLines | PromptLines) -> str | None:
         """The next line typed at the idle prompt; None at EOF or Ctrl-C."""
         get = asyncio.ensure_future(lines.get())
         return get.result() if await self._until_quit(get) else None
 
-    async def _run_prompt(self, text: str, lines: StdinLines | None) -> dict[str, Any] | None:
-        """One `agent/prompt`; lines typed meanwhile are steering. None if the user quit."""
+    async def _run_prompt(self, text: str, lines: StdinLines | PromptLines | None) -> dict[str, Any] | None:
+        """One `agent/prompt`; lines typed meanwhile are steering, approvals are asked as
+        they come. None if the user quit."""
         assert self.client is not None
+        if self.prompt_lines is not None:
+            self.prompt_lines.streaming = True
         run = asyncio.ensure_future(self.client.prompt(self.session_id, text))
         self._run, self._aborting = run, False
         quit_wait = asyncio.ensure_future(self._quit.wait())
+        approval_wait = asyncio.ensure_future(self._approval_arrived.wait())
         line_wait: asyncio.Future[str | None] | None = None
         try:
             while not run.done():
-                waits: set[asyncio.Future[Any]] = {run, quit_wait}
+                waits: set[asyncio.Future[Any]] = {run, quit_wait, approval_wait}
                 if lines is not None and not lines.at_eof and not self._aborting:
                     if line_wait is None:
                         line_wait = asyncio.ensure_future(lines.get())
@@ -439,6 +349,14 @@ class ChatApp:
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 if quit_wait.done():
                     return None
+                if approval_wait.done() and self.prompt_lines is not None:
+                    if line_wait is not None:  # the steering prompt makes way for the question
+                        line_wait.cancel()
+                        await asyncio.wait([line_wait])
+                        line_wait = None
+                    await self._answer_approvals(self.prompt_lines)
+                    approval_wait = asyncio.ensure_future(self._approval_arrived.wait())
+                    continue
                 if line_wait is not None and line_wait.done():
                     line, line_wait = line_wait.result(), None
                     if line is not None and self._aborting and lines is not None:
@@ -448,12 +366,58 @@ class ChatApp:
             return run.result()
         finally:
             quit_wait.cancel()
+            approval_wait.cancel()
             if line_wait is not None:
                 typed = line_wait.result() if line_wait.done() and not line_wait.cancelled() else None
                 if typed is not None and lines is not None:
                     lines.unget(typed)  # typed as the run ended
                 line_wait.cancel()
+                await asyncio.wait([line_wait])  # the steering prompt is gone before what follows
             self._run = None
+
+    async def _answer_approvals(self, lines: PromptLines) -> None:
+        """Ask each pending approval on the terminal and send the answer; Ctrl-C rejects."""
+        from . import approval_prompt
+
+        assert self.client is not None
+        self._approval_arrived.clear()
+        while self._approvals:
+            event = self._approvals.popleft()
+            self.ui.end_line()
+            self._tty_ui().show(approval_prompt.describe(event))
+            answer = await self._approval_answer(lines)
+            options = event.get("options") or []
+            try:
+                await self.client.request("agent/respondApproval", {
+                    "sessionId": self.session_id, "approvalId": event.get("approvalId"),
+                    "optionId": approval_prompt.option_for(answer.option_id, options),
+                    **({"message": answer.message} if answer.message else {}),
+                })
+            except RpcError as error:  # answered elsewhere, or cancelled by an abort
+                self.ui.notice(f"approval not sent: {error.message}")
+
+    def _tty_ui(self) -> TtyRenderer:
+        from .tty import TtyRenderer
+
+        assert isinstance(self.ui, TtyRenderer)
+        return self.ui
+
+    async def _approval_answer(self, lines: PromptLines) -> Any:
+        from . import approval_prompt
+
+        while True:
+            typed = await lines.ask(approval_prompt.QUESTION)
+            if typed is None:  # Ctrl-C / Ctrl-D
+                self.ui.notice("rejected")
+                return approval_prompt.Answer("reject_once")
+            parsed = approval_prompt.parse(typed)
+            if parsed is None:
+                continue
+            kind, wants_reason = parsed
+            if wants_reason:
+                reason = await lines.ask(approval_prompt.REASON_QUESTION)
+                return approval_prompt.Answer(kind, (reason or "").strip() or None)
+            return approval_prompt.Answer(kind)
 
     async def _steer(self, line: str) -> None:
         assert self.client is not None
@@ -461,7 +425,7 @@ class ChatApp:
         self.ui.notice(f"↳ steering: {line}")
         await self.client.steer(self.session_id, line)
 
-    async def _after_run(self, result: dict[str, Any], lines: StdinLines) -> bool:
+    async def _after_run(self, result: dict[str, Any], lines: StdinLines | PromptLines | None) -> bool:
         """A steer that arrived after the run's last look at its queue is still queued: run
         it now (or, after an abort, drop it and say so) rather than leave it for later.
         False if the user quit meanwhile."""
@@ -492,3 +456,4 @@ class ChatApp:
             self.ui.error("aborted")
             return EXIT_ABORTED
         return EXIT_OK
+

