@@ -34,6 +34,7 @@ import builtins
 import difflib
 import importlib.util
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -73,6 +74,7 @@ class ModelCatalog:
         configured = {entry.name for entry in self._config.providers}
         self._own = {name: _own_provider(name) for name in own_models() if name not in configured}
         self._providers: dict[str, Provider] | None = None
+        self._building = threading.Lock()
         self._probe = ServerProbe()
         self._served: dict[str, tuple[str, ...]] = {}  # local server -> ids its probe listed
 
@@ -238,7 +240,11 @@ class ModelCatalog:
 
     def _all(self) -> dict[str, Provider]:
         if self._providers is None:
-            self._providers = self._build()
+            # The server's warm-up thread may be building it right now: wait for that build
+            # rather than reading the whole dataset a second time.
+            with self._building:
+                if self._providers is None:
+                    self._providers = self._build()
         return self._providers
 
     def _build(self) -> dict[str, Provider]:

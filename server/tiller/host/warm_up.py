@@ -14,10 +14,8 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .host import Host
+from .host import Host
 
 logger = logging.getLogger("tiller.host")
 
