@@ -13,6 +13,7 @@ import os
 import signal
 
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL: time to clean up, not to carry on
+KILL_SETTLE_SECONDS = 2.0  # a SIGKILLed process needs no cooperation; this only bounds a stuck kernel
 
 
 def signal_group(pgid: int, sig: int) -> None:
@@ -52,3 +53,8 @@ async def terminate_group(pgid: int, grace: float | None = None) -> None:
             return
         await asyncio.sleep(0.02)
     signal_group(pgid, signal.SIGKILL)
+    # SIGKILL is delivered asynchronously: wait until the kernel has ended the group, so
+    # a caller told "killed" never races a process that is still on its way out.
+    deadline = loop.time() + KILL_SETTLE_SECONDS
+    while group_alive(pgid) and loop.time() < deadline:
+        await asyncio.sleep(0.01)
