@@ -88,3 +88,14 @@ async def test_sequential_execution_is_a_session_setting_that_survives_a_reload(
     assert loaded["sessionId"] == session
     state = await client.request("agent/getState", {"sessionId": session})
     assert state["toolExecution"] == "sequential"
+
+
+async def test_the_client_can_make_sequential_the_default_of_its_sessions(start_tiller):
+    client = await start_tiller(initialization_options={"toolExecution": "sequential"})
+    session = await client.new_session()
+    state = await client.request("agent/getState", {"sessionId": session})
+    assert state["toolExecution"] == "sequential"
+    # A session can still ask for the other mode.
+    other = await client.new_session(toolExecution="parallel")
+    state = await client.request("agent/getState", {"sessionId": other})
+    assert state["toolExecution"] == "parallel"

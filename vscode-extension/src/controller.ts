@@ -12,6 +12,7 @@ import { SessionSync } from "./protocol/sync";
 import {
   ErrorCodes,
   type ApprovalMode,
+  type ToolExecution,
   type ApprovalOptionId,
   type ApprovalRequestEvent,
   type EditorContext,
@@ -455,6 +456,21 @@ export class TillerController implements vscode.Disposable {
     await client.setApprovalMode(this.sessionId, picked.mode);
   }
 
+  async setToolExecution(): Promise<void> {
+    const client = this.requireClient();
+    const modes: { label: string; description: string; mode: ToolExecution }[] = [
+      { label: "parallel", description: "A reply's tool calls run at once; changes of one file apply in call order", mode: "parallel" },
+      { label: "sequential", description: "One tool call at a time", mode: "sequential" },
+    ];
+    const current = this.view?.toolExecution;
+    const picked = await vscode.window.showQuickPick(
+      modes.map((m) => ({ ...m, label: `${m.mode === current ? "$(check) " : ""}${m.label}` })),
+      { title: "Tool execution of this tiller session" },
+    );
+    if (!picked || !this.sessionId) return;
+    await client.setToolExecution(this.sessionId, picked.mode);
+  }
+
   async setThinkingLevel(): Promise<void> {
     const client = this.requireClient();
     const levels: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
@@ -531,7 +547,7 @@ export class TillerController implements vscode.Disposable {
       item.tooltip = `tiller: ${this.statusMessage || "the server is not running"} (click to open the chat)`;
     } else if (view) {
       item.text = `${view.isStreaming ? "$(loading~spin)" : "$(sparkle)"} ${view.model}`;
-      item.tooltip = `tiller ${view.isStreaming ? "is working" : "is idle"}\nModel: ${view.model}\nApprovals: ${view.approvalMode}\nSession: ${view.sessionId}`;
+      item.tooltip = `tiller ${view.isStreaming ? "is working" : "is idle"}\nModel: ${view.model}\nApprovals: ${view.approvalMode}\nTools: ${view.toolExecution}\nSession: ${view.sessionId}`;
     } else {
       item.text = "$(sparkle) tiller";
       item.tooltip = "tiller";

@@ -40,6 +40,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tiller.selectModel", run(() => controller.selectModel())),
     vscode.commands.registerCommand("tiller.setApprovalMode", run(() => controller.setApprovalMode())),
     vscode.commands.registerCommand("tiller.setThinkingLevel", run(() => controller.setThinkingLevel())),
+    vscode.commands.registerCommand("tiller.setToolExecution", run(() => controller.setToolExecution())),
     vscode.commands.registerCommand("tiller.stop", run(() => controller.stop())),
     vscode.commands.registerCommand("tiller.addSelectionToContext", () => controller.addSelectionToContext()),
     vscode.commands.registerCommand("tiller.addFileToContext", (uri?: vscode.Uri, uris?: vscode.Uri[]) =>
@@ -50,7 +51,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tiller.showLog", () => output.show()),
     vscode.commands.registerCommand("tiller.restartServer", run(() => server?.restart())),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (!["serverCommand", "pythonPath", "defaultModel", "approvalMode"].some((key) => event.affectsConfiguration(`tiller.${key}`))) return;
+      if (!["serverCommand", "pythonPath", "defaultModel", "approvalMode", "toolExecution"].some((key) => event.affectsConfiguration(`tiller.${key}`))) return;
       void vscode.window.showInformationMessage("tiller: restart the server to use the new settings?", "Restart Server").then((choice) => {
         if (choice) void server?.restart();
       });

@@ -35,10 +35,15 @@ export class TillerCapabilities implements StaticFeature {
 }
 
 /** initializationOptions from the settings (protocol.md 1.1); unset ones are left out. */
-export function buildInitializationOptions(settings: { defaultModel?: string; approvalMode?: string }): Record<string, string> {
+export function buildInitializationOptions(settings: {
+  defaultModel?: string;
+  approvalMode?: string;
+  toolExecution?: string;
+}): Record<string, string> {
   const options: Record<string, string> = {};
   if (settings.defaultModel?.trim()) options.defaultModel = settings.defaultModel.trim();
   if (settings.approvalMode) options.approvalMode = settings.approvalMode;
+  if (settings.toolExecution) options.toolExecution = settings.toolExecution;
   return options;
 }
 
@@ -60,6 +65,7 @@ export class TillerServer implements vscode.Disposable {
       pythonPath: config.get<string>("pythonPath"),
       defaultModel: config.get<string>("defaultModel")?.trim(),
       approvalMode: config.get<string>("approvalMode"),
+      toolExecution: config.get<string>("toolExecution"),
     };
   }
 

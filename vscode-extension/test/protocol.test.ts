@@ -275,6 +275,13 @@ test("the view is rebuilt from agent/getState: a new client, a gap in seq, a res
   await server.waitFor((n) => n.sessionId === sessionId && n.event.type === "session_state", "session_state");
   assert.equal(sync.view!.approvalMode, "acceptEdits");
   await client.setApprovalMode(sessionId, "ask");
+  const sequential = await client.setToolExecution(sessionId, "sequential");
+  assert.equal(sequential.toolExecution, "sequential");
+  await server.waitFor(
+    (n) => n.sessionId === sessionId && n.event.type === "session_state" && n.event.toolExecution === "sequential",
+    "session_state (toolExecution)",
+  );
+  assert.equal(sync.view!.toolExecution, "sequential");
 
   // Mid-run, waiting for an approval: a brand-new client state rebuilt from getState
   // equals the one that followed every event, pending approval included.

@@ -95,7 +95,7 @@ class Host:
             session_id=uuid.uuid4().hex[:12], cwd=cwd, extra_roots=extra_roots,
             model=(model := self.resolve_model(params.model)), system_prompt=system_prompt_for(model, params.system_prompt),
             tool_names=names, approval_mode=params.approval_mode or self.settings.approval_mode,
-            tool_execution=params.tool_execution or "parallel",
+            tool_execution=params.tool_execution or self.settings.tool_execution,
         )
         if params.thinking_level:
             session.agent.set_thinking_level(params.thinking_level)

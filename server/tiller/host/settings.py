@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..protocol.modes import ApprovalMode
+from ..protocol.modes import ApprovalMode, ToolExecutionMode
 
 
 @dataclass(frozen=True)
@@ -13,5 +13,7 @@ class HostSettings:
     default_model: str | None = None
     # The approval mode of new sessions.
     approval_mode: ApprovalMode = "ask"
+    # How new sessions run the tool calls of one reply (pi's default: parallel).
+    tool_execution: ToolExecutionMode = "parallel"
     # Where sessions are saved (else $TILLER_DATA_DIR, $XDG_DATA_HOME/tiller, ...).
     data_dir: str | None = None

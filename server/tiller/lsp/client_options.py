@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from ..ai.types import WireModel
 from ..host.settings import HostSettings
-from ..protocol.modes import ApprovalMode
+from ..protocol.modes import ApprovalMode, ToolExecutionMode
 
 
 class InitializationOptions(WireModel):
@@ -16,6 +16,7 @@ class InitializationOptions(WireModel):
 
     default_model: str | None = None
     approval_mode: ApprovalMode = "ask"
+    tool_execution: ToolExecutionMode = "parallel"
     data_dir: str | None = None
 
     @classmethod
@@ -36,7 +37,8 @@ class InitializationOptions(WireModel):
             return cls.model_validate(valid)
 
     def host_settings(self) -> HostSettings:
-        return HostSettings(default_model=self.default_model, approval_mode=self.approval_mode, data_dir=self.data_dir)
+        return HostSettings(default_model=self.default_model, approval_mode=self.approval_mode,
+                            tool_execution=self.tool_execution, data_dir=self.data_dir)
 
 
 class ClientFeatures(WireModel):

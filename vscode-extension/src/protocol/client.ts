@@ -4,6 +4,7 @@
 import type {
   AgentEventParams,
   ApprovalMode,
+  ToolExecution,
   EditorContext,
   ImageContent,
   ListModelsParams,
@@ -112,6 +113,9 @@ export class TillerClient implements Disposable {
   }
   setApprovalMode(sessionId: string, mode: ApprovalMode): Promise<SessionSettings> {
     return this.request("agent/setApprovalMode", { sessionId, mode });
+  }
+  setToolExecution(sessionId: string, mode: ToolExecution): Promise<SessionSettings> {
+    return this.request("agent/setToolExecution", { sessionId, mode });
   }
   respondApproval(params: RespondApprovalParams): Promise<Record<string, never>> {
     return this.request("agent/respondApproval", params);

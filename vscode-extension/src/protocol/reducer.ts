@@ -6,6 +6,7 @@ import type {
   AgentMessage,
   AgentToolResult,
   ApprovalMode,
+  ToolExecution,
   ApprovalOptionId,
   ApprovalRequestEvent,
   ApprovalResolvedEvent,
@@ -46,6 +47,7 @@ export interface SessionView {
   steeringMode: QueueMode;
   followUpMode: QueueMode;
   approvalMode: ApprovalMode;
+  toolExecution: ToolExecution;
   isStreaming: boolean;
   /** Completed messages, in order (user, assistant, toolResult, ...). */
   messages: AgentMessage[];
@@ -79,6 +81,7 @@ export function emptyView(sessionId: string, model = ""): SessionView {
     steeringMode: "one_at_a_time",
     followUpMode: "one_at_a_time",
     approvalMode: "ask",
+    toolExecution: "parallel",
     isStreaming: false,
     messages: [],
     streamMessage: null,
@@ -101,6 +104,7 @@ export function viewFromState(state: SessionState): SessionView {
     steeringMode: state.steeringMode,
     followUpMode: state.followUpMode,
     approvalMode: state.approvalMode,
+    toolExecution: state.toolExecution,
     isStreaming: state.isStreaming,
     messages: clone(state.messages),
     pendingApprovals: clone(state.pendingApprovals),
@@ -340,6 +344,7 @@ export function applyEvent(view: SessionView, event: WireEvent): void {
       view.steeringMode = event.steeringMode;
       view.followUpMode = event.followUpMode;
       view.approvalMode = event.approvalMode;
+      view.toolExecution = event.toolExecution;
       break;
     case "approval_request":
       view.pendingApprovals = view.pendingApprovals.filter((a) => a.approvalId !== event.approvalId);
@@ -379,6 +384,7 @@ export function comparableView(view: SessionView): unknown {
     model: view.model,
     thinkingLevel: view.thinkingLevel,
     approvalMode: view.approvalMode,
+    toolExecution: view.toolExecution,
     steeringMode: view.steeringMode,
     followUpMode: view.followUpMode,
     isStreaming: view.isStreaming,

@@ -9,6 +9,7 @@ export type AgentMessage = g.TillerWireTypes["agent_message"];
 export type StopReason = g.TillerWireTypes["stop_reason"];
 export type ThinkingLevel = g.TillerWireTypes["thinking_level"];
 export type ApprovalMode = g.SessionState["approvalMode"];
+export type ToolExecution = g.SessionState["toolExecution"];
 export type QueueMode = g.SessionState["steeringMode"];
 export type ApprovalOptionId = g.ApprovalOption["optionId"];
 export type AssistantBlock = g.AssistantMessage["content"][number];

@@ -107,9 +107,9 @@ test("initialize declares approvals and savesEditedDocuments, and passes the set
   const capabilities: { experimental?: unknown } = { experimental: { other: 1 } };
   new TillerCapabilities().fillClientCapabilities(capabilities);
   assert.deepEqual(capabilities.experimental, { other: 1, tiller: { approvals: true, savesEditedDocuments: true } });
-  assert.deepEqual(buildInitializationOptions({ defaultModel: " openai/gpt-4.1-mini ", approvalMode: "acceptEdits" }), {
-    defaultModel: "openai/gpt-4.1-mini",
-    approvalMode: "acceptEdits",
-  });
+  assert.deepEqual(
+    buildInitializationOptions({ defaultModel: " openai/gpt-4.1-mini ", approvalMode: "acceptEdits", toolExecution: "sequential" }),
+    { defaultModel: "openai/gpt-4.1-mini", approvalMode: "acceptEdits", toolExecution: "sequential" },
+  );
   assert.deepEqual(buildInitializationOptions({ defaultModel: "", approvalMode: undefined }), {});
 });
