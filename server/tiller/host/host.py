@@ -7,7 +7,7 @@ import os
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -15,11 +15,18 @@ from ..agent import Agent
 from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
-from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
+from ..persistence.session_files import (
+    SavedSession,
+    SessionStore,
+    UnreadableSession,
+    default_data_dir,
+    session_title,
+)
 from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
+from ..protocol.jsonrpc import clip
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
-from ..protocol.modes import ApprovalMode
+from ..protocol.modes import APPROVAL_MODES, ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
 from .editor import Editor, EditorDocument
@@ -81,9 +88,7 @@ class Host:
     # --- sessions ------------------------------------------------------------------------
 
     def create(self, params: NewSessionParams, *, default_cwd: str, extra_roots: Iterable[str] = ()) -> Session:
-        cwd = os.path.realpath(params.cwd or default_cwd)
-        if not os.path.isdir(cwd):
-            raise HostError(ErrorCode.INVALID_PARAMS, f"Invalid params: cwd: not a directory: {params.cwd}")
+        cwd = _working_directory(params.cwd or default_cwd)
         names = list(DEFAULT_TOOLS) if params.tools is None else params.tools
         unknown = [name for name in names if name not in DEFAULT_TOOLS]
         if unknown:
@@ -107,7 +112,10 @@ class Host:
             return self.sessions[session_id]
         if not self.store.exists(session_id):
             raise HostError(ErrorCode.SESSION_NOT_FOUND, f"Unknown session: {session_id} (not loaded and not saved)")
-        saved = self.store.load(session_id)
+        try:
+            saved = self.store.load(session_id)
+        except (UnreadableSession, OSError) as error:
+            raise HostError(ErrorCode.SESSION_UNREADABLE, f"Session {session_id} cannot be loaded: {error}") from None
         if not os.path.isdir(saved.cwd):
             raise HostError(ErrorCode.INVALID_PARAMS, f"Session {session_id} worked in {saved.cwd}, which no longer exists")
         try:
@@ -120,7 +128,7 @@ class Host:
         session = self._assemble(
             session_id=session_id, cwd=saved.cwd, extra_roots=extra_roots, model=model,
             system_prompt=system_prompt_for(model, saved.system_prompt), tool_names=list(tools),
-            approval_mode=_saved_mode(saved.approval_mode),
+            approval_mode=_saved_mode(saved),
             tool_execution="sequential" if saved.tool_execution == "sequential" else "parallel", saved=saved,
         )
         session.agent.replace_messages(saved.messages)
@@ -256,10 +264,29 @@ def _saved_outcomes(records: list[dict[str, Any]]) -> list[ApprovalResolvedEvent
     return outcomes
 
 
-def _saved_mode(value: str | None) -> ApprovalMode:
-    """The approval mode a session file records; an unreadable one falls back to the
-    strictest mode, never to a wider default."""
-    for mode in get_args(ApprovalMode):
+def _working_directory(path: str) -> str:
+    """The real path of a session's `cwd`: it must be absolute (a relative one would depend
+    on where the server happened to start) and an existing directory."""
+    if not os.path.isabs(path):
+        raise HostError(ErrorCode.INVALID_PARAMS, "Invalid params: cwd: must be an absolute path")
+    real = os.path.realpath(path)
+    if not os.path.isdir(real):
+        raise HostError(ErrorCode.INVALID_PARAMS, f"Invalid params: cwd: not an existing directory: {clip(path)}")
+    return real
+
+
+def _saved_mode(saved: SavedSession) -> ApprovalMode:
+    """The approval mode a reloaded session gets: the last one its file records, but never
+    wider than the mode its header recorded when tiller created the file (a session that
+    could write to its own file must not widen its permissions by reloading). Anything
+    unreadable counts as the strictest mode."""
+    ceiling = _mode(saved.header_approval_mode)
+    last = _mode(saved.approval_mode) if saved.approval_mode is not None else ceiling
+    return min(last, ceiling, key=APPROVAL_MODES.index)
+
+
+def _mode(value: str | None) -> ApprovalMode:
+    for mode in APPROVAL_MODES:
         if value == mode:
             return mode
     return "ask"
