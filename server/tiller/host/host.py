@@ -15,6 +15,7 @@ from ..agent import Agent
 from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
+from ..environment import looks_like_a_credential, withheld
 from ..persistence.session_files import (
     SavedSession,
     SessionStore,
@@ -36,6 +37,7 @@ from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
 from .system_prompt import system_prompt_for
+from .tool_guard import GuardedTool, Redactor
 
 
 class Host:
@@ -45,6 +47,7 @@ class Host:
         self.settings = settings or HostSettings()
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
+        self._redactor = Redactor(provider_keys(catalog))
 
     def configure(self, settings: HostSettings) -> None:
         """The user's choices, once the front end knows them (LSP: at `initialize`)."""
@@ -179,7 +182,7 @@ class Host:
             writer=_EditorWriter(editor, session_id),
             approve=approvals,
         )
-        agent.set_tools([tools[name] for name in tool_names])
+        agent.set_tools([GuardedTool(tools[name], self._redactor) for name in tool_names])
         self.sessions[session_id] = session
         return session
 
@@ -227,6 +230,16 @@ class Host:
         from ..ai.connections import close_clients  # here: httpx stays out of the start-up path
 
         await close_clients()
+
+
+def provider_keys(catalog: ModelCatalog) -> dict[str, str]:
+    """The provider keys this process holds (name -> value), wherever they are now. Only
+    names that hold credentials count: the catalogue also names companions such as
+    AWS_REGION, whose values are no secret and would redact ordinary words."""
+    names = {name for name in catalog.secret_env_names() if looks_like_a_credential(name)}
+    held = {name: value for name, value in os.environ.items() if name in names}
+    held.update((name, value) for name, value in withheld().items() if name in names)
+    return held
 
 
 class _DocumentReader:

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Awaitable
 from typing import Any, BinaryIO
 
+from ..ai.models import ModelCatalog
+from ..environment import withhold_secrets
 from ..stdio import take_over_stdio
 from .dispatch import Dispatcher, dispatch_frames
 from .frames import DEFAULT_MAX_FRAME_BYTES, FrameReader, Read
@@ -39,7 +41,11 @@ class ThreadedReader:
 
 
 def create_server() -> TillerLanguageServer:
-    server = TillerLanguageServer()
+    # The catalogue reads the keys first; then they leave the process environment, which
+    # every command a tool runs could otherwise read (environment.py).
+    catalog = ModelCatalog.load()
+    withhold_secrets(catalog.secret_env_names())
+    server = TillerLanguageServer(catalog)
     register(server)
     return server
 

@@ -1,0 +1,129 @@
+"""The process environment: what tiller keeps out of it, and what tool processes get.
+
+Two rules, because a command the model runs can read more than its own environment:
+
+- `withhold_secrets` takes provider keys (the catalogue's `apiKeyEnv` names) and variables
+  that look like credentials out of this process's environment: out of `os.environ` (so no
+  child inherits them by accident) and out of the environment block the process started
+  with, which `/proc/<pid>/environ` shows to every process of the same user: deleting from
+  `os.environ` alone leaves that block as it was, so its entries are overwritten in place.
+  The values stay in memory for the catalogue (and for variables the user passes on).
+- `child_env` builds a tool process's environment from an allowlist of harmless variables
+  (paths, locale, terminal, toolchain homes) plus what the user named in `TILLER_TOOL_ENV`
+  (comma- or space-separated names; `NAME*` matches a prefix). Provider keys never pass,
+  named or not.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fnmatch
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+logger = logging.getLogger("tiller")
+
+TOOL_ENV_VARIABLE = "TILLER_TOOL_ENV"
+
+# Harmless variables a command may need: where things are, how to print, which toolchain.
+ALLOWED = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "HOSTNAME", "LANG", "LANGUAGE", "TERM", "COLORTERM",
+    "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "TZ", "TMPDIR", "TEMP", "TMP", "EDITOR", "VISUAL", "PAGER", "CI",
+    "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+    "XDG_CONFIG_DIRS", "XDG_DATA_DIRS",
+    "JAVA_HOME", "GOPATH", "GOROOT", "GOBIN", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "VIRTUAL_ENV",
+    "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYENV_ROOT", "PYENV_VERSION", "NVM_DIR", "NVM_BIN", "NODE_PATH",
+    "PNPM_HOME", "BUN_INSTALL", "DENO_DIR", "GEM_HOME", "GEM_PATH", "RBENV_ROOT", "DOTNET_ROOT",
+    "ANDROID_HOME", "ANDROID_SDK_ROOT",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+})
+ALLOWED_PREFIXES = ("LC_",)
+
+# Names that hold credentials by convention; withheld from this process's own environment
+# block too, so that `/proc/<tiller's pid>/environ` does not show them.
+_CREDENTIAL_NAME = re.compile(
+    r"(API_?KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY|_PAT|_AUTH|"
+    r"AUTH_CONFIG|DSN|DATABASE_URL|_URI)$|^(PGPASSWORD|NPM_CONFIG__AUTH.*|.*_AUTH_TOKEN)$",
+    re.IGNORECASE,
+)
+
+_withheld: dict[str, str] = {}
+_provider_keys: set[str] = set()
+
+
+def looks_like_a_credential(name: str) -> bool:
+    return bool(_CREDENTIAL_NAME.search(name))
+
+
+def withhold_secrets(provider_key_names: Iterable[str]) -> dict[str, str]:
+    """Take provider keys and credential-like variables out of this process's environment;
+    return them (name -> value). Call once, after the model catalogue has read its keys."""
+    _provider_keys.update(provider_key_names)
+    names = [name for name in os.environ if name in _provider_keys or looks_like_a_credential(name)]
+    withheld = {name: os.environ[name] for name in names}
+    for name in names:
+        del os.environ[name]
+    _withheld.update(withheld)
+    if withheld:
+        _scrub_initial_environment(set(withheld))
+    return withheld
+
+
+def withheld() -> Mapping[str, str]:
+    return dict(_withheld)
+
+
+def child_env(source: Mapping[str, str] | None = None, configured: str | None = None) -> dict[str, str]:
+    """The environment of a process a tool starts (see the module doc)."""
+    environ = dict(os.environ if source is None else source)
+    available = {**_withheld, **environ} if source is None else environ
+    spec = environ.get(TOOL_ENV_VARIABLE, "") if configured is None else configured
+    patterns = [p for p in re.split(r"[\s,]+", spec) if p]
+    env = {}
+    for name, value in available.items():
+        if name in _provider_keys or name == TOOL_ENV_VARIABLE:
+            continue
+        if name in ALLOWED or name.startswith(ALLOWED_PREFIXES) or any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            env[name] = value
+    return env
+
+
+# --- the environment block the process started with -------------------------------------------
+
+
+def _scrub_initial_environment(names: set[str]) -> None:
+    """Overwrite the `NAME=value` entries of `names` in the process's original environment
+    block (what `/proc/self/environ` reads) with NUL bytes. Linux only; elsewhere a warning."""
+    region = _environment_region()
+    if region is None:
+        logger.warning("Cannot hide withheld variables from this process's environment block on this system")
+        return
+    start, end = region
+    block = ctypes.string_at(start, end - start)
+    offset = 0
+    for entry in block.split(b"\0"):
+        name = entry.split(b"=", 1)[0].decode("utf-8", "replace")
+        if name in names:
+            ctypes.memset(start + offset, 0, len(entry))
+        offset += len(entry) + 1
+    with open("/proc/self/environ", "rb") as handle:
+        entries = handle.read().split(b"\0")
+    left = [name for name in names if any(entry.startswith(name.encode() + b"=") for entry in entries)]
+    if left:
+        logger.error("Could not hide %s from this process's environment block", ", ".join(sorted(left)))
+
+
+def _environment_region() -> tuple[int, int] | None:
+    """(env_start, env_end) from /proc/self/stat (fields 50 and 51, Linux 3.5 and later)."""
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    # Field 3 (the state) is the first after the command name.
+    if len(fields) < 49:
+        return None
+    start, end = int(fields[47]), int(fields[48])
+    return (start, end) if 0 < start < end else None
