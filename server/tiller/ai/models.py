@@ -297,6 +297,11 @@ def _own_provider(name: str) -> Provider:
     return provider
 
 
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    """Where the user's models.toml is (or would be)."""
+    return _config_path(os.environ if env is None else env, None)[0]
+
+
 def _config_path(env: Mapping[str, str], override: str | os.PathLike[str] | None) -> tuple[Path, bool]:
     """The config file to read and whether the user named it (so it must exist)."""
     if override is not None:

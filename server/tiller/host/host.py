@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from ..agent import Agent
 from ..agent.types import ToolExecutionMode
-from ..ai.models import ModelCatalog, ModelError
+from ..ai.models import ModelCatalog, ModelError, config_file
 from ..ai.types import Model
 from ..environment import looks_like_a_credential, withheld
 from ..persistence.session_files import (
@@ -33,6 +33,7 @@ from .approvals import Approvals
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
+from .protected_paths import PathRules
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
@@ -59,6 +60,11 @@ class Host:
         if self._store is None:
             self._store = SessionStore(default_data_dir(configured=self.settings.data_dir))
         return self._store
+
+    @property
+    def data_dir(self) -> Path:
+        """The real path of the data directory (sessions live in its `sessions/`)."""
+        return Path(os.path.realpath(self.store.dir.parent))
 
     # --- models --------------------------------------------------------------------------
 
@@ -161,6 +167,8 @@ class Host:
         agent.set_model(model)
         agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)
+        workspace = Workspace(cwd, extra_roots)
+        rules = PathRules(workspace.roots, data_dir=self.data_dir, config_file=Path(os.path.realpath(config_file())))
 
         def settings() -> SessionSettings:
             state = agent.state
@@ -173,11 +181,12 @@ class Host:
                                    file=self.store.open(session_id) if saved is not None else None)
         approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals,
                               on_resolved=recorder.save_approval,
-                              resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
+                              resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None,
+                              rules=rules)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
                           recorder=recorder, document_at=editor.document_at)
         tools = create_coding_tools(
-            Workspace(cwd, extra_roots),
+            workspace,
             open_document=_DocumentReader(editor, session_id),
             writer=_EditorWriter(editor, session_id),
             approve=approvals,

@@ -7,7 +7,8 @@ allowlist, never a provider key). Output streams through `on_update` (the rollin
 
 When the command finishes normally, jobs it left running in the background (`server &`)
 are left alone: starting one is a legitimate thing to ask for. We stop reading shortly
-after bash exits instead of waiting for them to close the pipe.
+after bash exits instead of waiting for them to close the pipe. They live until tiller
+ends: then the watchdog (watchdog.py) ends the group, whether tiller exited or was killed.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .ports import ApprovalRequest, Approve
 from .process_group import signal_group, terminate_group
 from .results import text_result
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
+from .watchdog import watch
 from .workspace import Workspace
 
 UPDATE_INTERVAL = 0.1  # seconds between streamed updates, at most
@@ -114,6 +116,7 @@ async def _run(
         raise
     finally:
         os.close(write_end)
+    watch(proc.pid)  # its own session: the group id is its pid
     # Opened here, not in the pump, so it is closed even if the pump never gets to run.
     pipe = os.fdopen(read_end, "rb", buffering=0)
     updates = _Updates(output, on_update)
