@@ -27,6 +27,7 @@ class RawServer:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self.received: list[dict[str, Any]] = []
+        self._answers: dict[Any, dict[str, Any]] = {}  # the first answer to each id
         self._ids = itertools.count(1_000_000)
         self._arrived = asyncio.Condition()
         self._reader = asyncio.ensure_future(self._read_all())
@@ -86,8 +87,11 @@ class RawServer:
             fields = dict(line.split(b": ", 1) for line in header[:-4].split(b"\r\n"))
             assert set(fields) <= {b"Content-Length", b"Content-Type"}, f"not a frame header: {header[:80]!r}"
             body = await stream.readexactly(int(fields[b"Content-Length"]))
+            message = json.loads(body)
             async with self._arrived:
-                self.received.append(json.loads(body))
+                self.received.append(message)
+                if "method" not in message and isinstance(message.get("id"), int | str):
+                    self._answers.setdefault(message["id"], message)
                 self._arrived.notify_all()
 
     async def wait_for(self, predicate: Any, timeout: float = WAIT) -> dict[str, Any]:
@@ -102,7 +106,12 @@ class RawServer:
         return await asyncio.wait_for(find(), timeout)
 
     async def answer(self, msg_id: Any, timeout: float = WAIT) -> dict[str, Any]:
-        return await self.wait_for(lambda m: "method" not in m and m.get("id") == msg_id, timeout)
+        async def find() -> dict[str, Any]:
+            async with self._arrived:
+                await self._arrived.wait_for(lambda: msg_id in self._answers)
+                return self._answers[msg_id]
+
+        return await asyncio.wait_for(find(), timeout)
 
     def answers(self) -> list[dict[str, Any]]:
         return [m for m in self.received if "method" not in m]

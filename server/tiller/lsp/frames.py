@@ -12,8 +12,10 @@ What the reader promises:
   frame never takes the next good one with it. Inside valid JSON the header can never occur
   (JSON strings cannot hold a raw line break, and `Content-Length:` is no JSON token), which is
   what makes scanning for it safe, also through the body of a skipped frame.
-- a body that turns out not to be JSON may have been cut wrongly (a `Content-Length` that
-  lied): `unread` hands back the part from the next header on, so that frame is read again.
+- a `Content-Length` that lied is caught either way: a header that shows up inside a body
+  ends that body at once (the body is then no JSON and gets -32700), and a body that turns
+  out not to be JSON but holds a header later on is handed back with `unread` from that
+  header on, so the frame is read again.
 """
 
 from __future__ import annotations
@@ -56,9 +58,9 @@ Frame = Body | Oversize
 Read = Callable[[int], Awaitable[bytes]]  # up to n bytes; b"" at the end of the stream
 
 
-def find_header(data: bytes | bytearray, start: int = 0) -> int:
-    """Where the next certain frame header starts in `data`, or -1."""
-    match = _VALID_HEADER.search(data, start)
+def find_header(data: bytes | bytearray, start: int = 0, end: int | None = None) -> int:
+    """Where the next certain frame header starts in `data[start:end]`, or -1."""
+    match = _VALID_HEADER.search(data, start, len(data) if end is None else end)
     return match.start() if match else -1
 
 
@@ -97,12 +99,16 @@ class FrameReader:
                 if len(self._buffer) == self._pos:
                     await self._more()  # only what comes at once: the header may lie
                 prefix = bytes(self._buffer[self._pos : self._pos + min(size, OVERSIZE_PREFIX)])
+                if (next_header := find_header(prefix)) >= 0:
+                    prefix = prefix[:next_header]  # the next frame is no part of this one
                 self._skipping = True
                 return Oversize(size, prefix)
-            if not await self._fill(body_start - self._pos + size):
+            self._pos = body_start
+            body_end = await self._fill_body(size)
+            if body_end is None:
                 return None  # the stream ended inside the body
-            body = bytes(self._buffer[body_start : body_start + size])
-            self._pos = body_start + size
+            body = bytes(self._buffer[body_start:body_end])
+            self._pos = body_end
             self._compact()
             return Body(body)
 
@@ -162,12 +168,21 @@ class FrameReader:
 
     # --- reading ---------------------------------------------------------------------------
 
-    async def _fill(self, n: int) -> bool:
-        """Make at least `n` unconsumed bytes available; False if the stream ends first."""
-        while len(self._buffer) - self._pos < n:
-            if not await self._more(n - (len(self._buffer) - self._pos)):
-                return False
-        return True
+    async def _fill_body(self, size: int) -> int | None:
+        """The end of a body of `size` bytes at `_pos` once it has arrived; or, if a frame
+        header shows up inside it first (its length lied: no JSON holds one), the header's
+        start, so that frame is read now instead of waiting for bytes that may never come."""
+        end = self._pos + size
+        scanned = self._pos
+        while True:
+            found = find_header(self._buffer, scanned, min(end, len(self._buffer)))
+            if found >= 0:
+                return found
+            if len(self._buffer) >= end:
+                return end
+            scanned = max(self._pos, len(self._buffer) - 64)  # a header cut by the last read
+            if not await self._more(end - len(self._buffer)):
+                return None
 
     async def _more(self, wanted: int = READ_CHUNK) -> bool:
         if self._eof:

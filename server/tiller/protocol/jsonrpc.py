@@ -202,7 +202,9 @@ def peek_id(prefix: bytes) -> MessageId | None:
     """The top-level `"id"` of a JSON object from its first bytes, if they hold it, so that a
     request too large to read can still be answered. Only a complete number or string at the
     object's first level counts; anything unclear gives None."""
-    text = prefix.decode("utf-8", "replace")
+    text = prefix.decode("utf-8", "replace").lstrip()
+    if not text.startswith("{"):
+        return None
     depth, i, n = 0, 0, len(text)
     expecting_key = False
     while i < n:
