@@ -22,6 +22,10 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .ai.models import ModelCatalog
 
 logger = logging.getLogger("tiller")
 
@@ -69,6 +73,16 @@ def withhold_secrets(provider_key_names: Iterable[str]) -> dict[str, str]:
     if withheld:
         _scrub_initial_environment(set(withheld))
     return withheld
+
+
+def catalog_withholding_secrets() -> ModelCatalog:
+    """The model catalogue, loaded while the keys are still in the environment; then they
+    leave it. What every front end does before it serves."""
+    from .ai.models import ModelCatalog
+
+    catalog = ModelCatalog.load()
+    withhold_secrets(catalog.secret_env_names())
+    return catalog
 
 
 def withheld() -> Mapping[str, str]:

@@ -16,8 +16,7 @@ import threading
 from collections.abc import Awaitable
 from typing import Any, BinaryIO
 
-from ..ai.models import ModelCatalog
-from ..environment import withhold_secrets
+from ..environment import catalog_withholding_secrets
 from ..stdio import take_over_stdio
 from .dispatch import Dispatcher, dispatch_frames
 from .frames import DEFAULT_MAX_FRAME_BYTES, FrameReader, Read
@@ -43,9 +42,7 @@ class ThreadedReader:
 def create_server() -> TillerLanguageServer:
     # The catalogue reads the keys first; then they leave the process environment, which
     # every command a tool runs could otherwise read (environment.py).
-    catalog = ModelCatalog.load()
-    withhold_secrets(catalog.secret_env_names())
-    server = TillerLanguageServer(catalog)
+    server = TillerLanguageServer(catalog_withholding_secrets())
     register(server)
     return server
 

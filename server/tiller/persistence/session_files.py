@@ -80,9 +80,12 @@ class SessionFile:
     def append(self, *records: dict[str, Any]) -> None:
         """Append records as lines: one write, one fsync."""
         lines = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
+        # backslashreplace: a lone surrogate (JSON lets a model stream one) is saved as its
+        # JSON escape, so the line stays valid UTF-8 and loads back as it was.
+        data = lines.encode("utf-8", "backslashreplace")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, lines.encode("utf-8"))
+            os.write(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

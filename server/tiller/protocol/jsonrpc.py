@@ -145,6 +145,9 @@ def classify(message: Any, *, pending_responses: frozenset[MessageId] | set[Any]
     if params is not None and not isinstance(params, dict | list):
         raise invalid(f'"params" must be an object or an array, got {_json_type(params)}')
     if has_id:
+        if (where := unpaired_surrogate_at(params)) is not None:
+            raise RpcError(ErrorCode.INVALID_PARAMS, f"Invalid params: {where}: contains a lone UTF-16 surrogate",
+                           msg_id)
         return Incoming("request", message, msg_id, method)
     return Incoming("notification", message, None, method)
 
