@@ -2,8 +2,9 @@
 
 Two rules, because a command the model runs can read more than its own environment:
 
-- `withhold_secrets` takes provider keys (the catalogue's `apiKeyEnv` names) and variables
-  that look like credentials out of this process's environment: out of `os.environ` (so no
+- `withhold_secrets` takes variables that look like credentials (`*_KEY`, `*_TOKEN`,
+  `*_SECRET`, `*PASSWORD`, `*_PAT`, `*_DSN`, `DATABASE_URL`, ...: every provider key follows
+  these conventions) out of this process's environment: out of `os.environ` (so no
   child inherits them by accident) and out of the environment block the process started
   with, which `/proc/<pid>/environ` shows to every process of the same user: deleting from
   `os.environ` alone leaves that block as it was, so its entries are overwritten in place.
@@ -11,7 +12,7 @@ Two rules, because a command the model runs can read more than its own environme
 - `child_env` builds a tool process's environment from an allowlist of harmless variables
   (paths, locale, terminal, toolchain homes) plus what the user named in `TILLER_TOOL_ENV`
   (comma- or space-separated names; `NAME*` matches a prefix). Provider keys never pass,
-  named or not.
+  named or not (`mark_provider_keys`: the catalogue's names).
 """
 
 from __future__ import annotations
@@ -45,20 +46,21 @@ ALLOWED = frozenset({
 })
 ALLOWED_PREFIXES = ("LC_",)
 
-# Names that hold credentials by convention; withheld from this process's own environment
-# block too, so that `/proc/<tiller's pid>/environ` does not show them.
-_CREDENTIAL_NAME = re.compile(
-    r"(API_?KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY|_PAT|_AUTH|"
-    r"AUTH_CONFIG|DSN|DATABASE_URL|_URI)$|^(PGPASSWORD|NPM_CONFIG__AUTH.*|.*_AUTH_TOKEN)$",
-    re.IGNORECASE,
-)
+# Names that hold credentials by convention (a word of the name, or the whole name); they
+# are withheld from this process's own environment block too, so that
+# `/proc/<tiller's pid>/environ` does not show them.
+_CREDENTIAL_WORDS = {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
+                     "CREDENTIALS", "PAT", "AUTH", "DSN"}
+_CREDENTIAL_NAMES = re.compile(r"^(PGPASSWORD|DATABASE_URL|.*_URI|.*APIKEY)$", re.IGNORECASE)
+
 
 _withheld: dict[str, str] = {}
 _provider_keys: set[str] = set()
 
 
 def looks_like_a_credential(name: str) -> bool:
-    return bool(_CREDENTIAL_NAME.search(name))
+    words = set(name.upper().split("_"))
+    return bool(words & _CREDENTIAL_WORDS) or bool(_CREDENTIAL_NAMES.match(name))
 
 
 def withhold_secrets(provider_key_names: Iterable[str]) -> dict[str, str]:
@@ -76,13 +78,21 @@ def withhold_secrets(provider_key_names: Iterable[str]) -> dict[str, str]:
 
 
 def catalog_withholding_secrets() -> ModelCatalog:
-    """The model catalogue, loaded while the keys are still in the environment; then they
-    leave it. What every front end does before it serves."""
+    """The model catalogue, loaded while the keys are still in the environment; then every
+    credential-looking variable leaves it. What every front end does before it serves. (The
+    catalogue's full list of key variables needs its dataset, read on first use: the host
+    marks those names once it has them, before any tool can run; `mark_provider_keys`.)"""
     from .ai.models import ModelCatalog
 
     catalog = ModelCatalog.load()
-    withhold_secrets(catalog.secret_env_names())
+    withhold_secrets(())
     return catalog
+
+
+def mark_provider_keys(names: Iterable[str]) -> None:
+    """Provider key variables: never passed to a tool process, even when named in
+    TILLER_TOOL_ENV."""
+    _provider_keys.update(names)
 
 
 def withheld() -> Mapping[str, str]:

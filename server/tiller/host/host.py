@@ -15,7 +15,7 @@ from ..agent import Agent
 from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError, config_file
 from ..ai.types import Model
-from ..environment import looks_like_a_credential, withheld
+from ..environment import looks_like_a_credential, mark_provider_keys, withheld
 from ..persistence.session_files import (
     SavedSession,
     SessionStore,
@@ -48,7 +48,7 @@ class Host:
         self.settings = settings or HostSettings()
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
-        self._redactor = Redactor(provider_keys(catalog))
+        self._redactor: Redactor | None = None
 
     def configure(self, settings: HostSettings) -> None:
         """The user's choices, once the front end knows them (LSP: at `initialize`)."""
@@ -191,9 +191,18 @@ class Host:
             writer=_EditorWriter(editor, session_id),
             approve=approvals,
         )
-        agent.set_tools([GuardedTool(tools[name], self._redactor) for name in tool_names])
+        redactor = self._tool_redactor()
+        agent.set_tools([GuardedTool(tools[name], redactor) for name in tool_names])
         self.sessions[session_id] = session
         return session
+
+    def _tool_redactor(self) -> Redactor:
+        """Built with the first session: the catalogue's key names need its dataset, read on
+        first use, and no tool runs before a session exists."""
+        if self._redactor is None:
+            mark_provider_keys(self.catalog.secret_env_names())
+            self._redactor = Redactor(provider_keys(self.catalog))
+        return self._redactor
 
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """Loaded sessions, then saved ones not loaded, most recently updated first."""
