@@ -53,7 +53,6 @@ _CREDENTIAL_WORDS = {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "
                      "CREDENTIALS", "PAT", "AUTH", "DSN"}
 _CREDENTIAL_NAMES = re.compile(r"^(PGPASSWORD|DATABASE_URL|.*_URI|.*APIKEY)$", re.IGNORECASE)
 
-
 _withheld: dict[str, str] = {}
 _provider_keys: set[str] = set()
 
@@ -63,9 +62,9 @@ def looks_like_a_credential(name: str) -> bool:
     return bool(words & _CREDENTIAL_WORDS) or bool(_CREDENTIAL_NAMES.match(name))
 
 
-def withhold_secrets(provider_key_names: Iterable[str]) -> dict[str, str]:
-    """Take provider keys and credential-like variables out of this process's environment;
-    return them (name -> value). Call once, after the model catalogue has read its keys."""
+def withhold_secrets(provider_key_names: Iterable[str] = ()) -> dict[str, str]:
+    """Take `provider_key_names` and credential-looking variables out of this process's
+    environment; return them (name -> value). Call after the model catalogue read its keys."""
     _provider_keys.update(provider_key_names)
     names = [name for name in os.environ if name in _provider_keys or looks_like_a_credential(name)]
     withheld = {name: os.environ[name] for name in names}
@@ -85,7 +84,7 @@ def catalog_withholding_secrets() -> ModelCatalog:
     from .ai.models import ModelCatalog
 
     catalog = ModelCatalog.load()
-    withhold_secrets(())
+    withhold_secrets()
     return catalog
 
 
