@@ -10,17 +10,7 @@ import os
 import signal
 from pathlib import Path
 
-from .harness import (
-    SLOW,
-    SLOW_CHUNKING,
-    WAIT,
-    one_call_per_turn,
-    reply,
-    result_text,
-    text,
-    tool_call,
-    tool_results,
-)
+from .harness import SLOW, SLOW_CHUNKING, WAIT, one_call_per_turn, reply, result_text, text, tool_call, tool_results
 from .test_tools_e2e import ended, running
 
 

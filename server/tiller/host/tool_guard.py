@@ -18,7 +18,7 @@ from typing import Any
 from ..agent.types import AgentTool, AgentToolResult, OnUpdate
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
-from ..tools.aborts import ToolAborted
+from ..tools.aborts import ToolAborted, done_or_aborted
 
 ABORT_GRACE = 3.0  # bash needs up to 2 s between SIGTERM and SIGKILL
 MIN_SECRET_CHARS = 8  # shorter values would redact ordinary words
@@ -92,11 +92,7 @@ class GuardedTool(AgentTool):
 
 
 async def _until_aborted(work: asyncio.Future[Any], cancel: AbortSignal) -> Any:
-    aborted = asyncio.ensure_future(cancel.wait())
-    try:
-        await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        aborted.cancel()
+    await done_or_aborted(work, cancel)
     if not work.done():
         # Aborted: let the tool end itself, as most do, then stop waiting for it.
         await asyncio.wait({work}, timeout=ABORT_GRACE)
