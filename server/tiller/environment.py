@@ -4,7 +4,8 @@ Two rules, because a command the model runs can read more than its own environme
 
 - `withhold_secrets` takes variables that look like credentials (`*_KEY`, `*_TOKEN`,
   `*_SECRET`, `*PASSWORD`, `*_PAT`, `*_DSN`, `DATABASE_URL`, ...: every provider key follows
-  these conventions) out of this process's environment: out of `os.environ` (so no
+  these conventions, and models.toml's `apiKeyEnv` names whatever they look like) out of
+  this process's environment: out of `os.environ` (so no
   child inherits them by accident) and out of the environment block the process started
   with, which `/proc/<pid>/environ` shows to every process of the same user: deleting from
   `os.environ` alone leaves that block as it was, so its entries are overwritten in place.
@@ -84,7 +85,8 @@ def catalog_withholding_secrets() -> ModelCatalog:
     from .ai.models import ModelCatalog
 
     catalog = ModelCatalog.load()
-    withhold_secrets()
+    # models.toml may name a key variable that looks like nothing in particular.
+    withhold_secrets(catalog.configured_key_names())
     return catalog
 
 

@@ -21,12 +21,18 @@ OTHER_SECRETS = {
     "DOCKER_AUTH_CONFIG": '{"auths":{"x":{"auth":"docker-auth-6"}}}',
     "SENTRY_DSN": "https://sentry-key-7@sentry.example/1",
     "LAB_API_KEY": "lab-key-from-models-toml-8",
+    # A key variable named in models.toml that looks like nothing in particular.
+    "GPU_BOX_ACCESS": "gpu-box-access-from-models-toml-9",
 }
 
 MODELS_TOML = """
 [providers.lab]
 baseUrl = "http://127.0.0.1:9/v1"
 apiKeyEnv = "LAB_API_KEY"
+
+[providers.gpubox]
+baseUrl = "http://127.0.0.1:9/v1"
+apiKeyEnv = "GPU_BOX_ACCESS"
 """
 
 
@@ -59,7 +65,7 @@ async def test_bash_cannot_read_keys_from_the_servers_environment_block(start_ti
 
 async def test_tools_get_an_allowlisted_environment_plus_what_the_user_names(start_tiller, tmp_path):
     env = config_env(tmp_path, PLAIN_SETTING="visible", MY_TOOL_HOME="/opt/x",
-                     TILLER_TOOL_ENV="PLAIN_SETTING, MY_TOOL_* GH_PAT OPENAI_API_KEY LAB_API_KEY")
+                     TILLER_TOOL_ENV="PLAIN_SETTING, MY_TOOL_* GH_PAT OPENAI_API_KEY LAB_API_KEY GPU_BOX_*")
     client = await start_tiller(one_call_per_turn(tool_call("bash", {"command": "env"}, id="env")), env=env)
     session = await client.new_session(approvalMode="yolo")
     results = tool_results(await client.request("agent/prompt", {"sessionId": session, "text": "env"}))
@@ -69,7 +75,7 @@ async def test_tools_get_an_allowlisted_environment_plus_what_the_user_names(sta
     assert seen["PLAIN_SETTING"] == "visible" and seen["MY_TOOL_HOME"] == "/opt/x"
     assert seen["GH_PAT"] == OTHER_SECRETS["GH_PAT"]
     # ...but provider keys never, named or not; everything else is not on the allowlist.
-    for name in ("OPENAI_API_KEY", "LAB_API_KEY", "GITHUB_PAT", "PGPASSWORD", "DATABASE_URL", "NPM_CONFIG__AUTH",
+    for name in ("OPENAI_API_KEY", "LAB_API_KEY", "GPU_BOX_ACCESS", "GITHUB_PAT", "PGPASSWORD", "DATABASE_URL", "NPM_CONFIG__AUTH",
                  "DOCKER_AUTH_CONFIG", "SENTRY_DSN", "TILLER_TOOL_ENV", "TILLER_DATA_DIR", "XDG_CONFIG_HOME_NOT"):
         assert name not in seen, name
 
@@ -85,7 +91,8 @@ async def test_without_configuration_no_credential_reaches_bash(start_tiller, tm
 
 
 async def test_a_key_in_tool_output_is_redacted_everywhere(start_tiller, workspace, tmp_path):
-    (workspace / ".env").write_text(f"OPENAI_API_KEY={SECRET}\nLAB={OTHER_SECRETS['LAB_API_KEY']}\n")
+    (workspace / ".env").write_text(f"OPENAI_API_KEY={SECRET}\nLAB={OTHER_SECRETS['LAB_API_KEY']}\n"
+                                    f"GPU={OTHER_SECRETS['GPU_BOX_ACCESS']}\n")
     client = await start_tiller(one_call_per_turn(
         tool_call("read", {"path": ".env"}, id="read"),
         tool_call("bash", {"command": "cat .env; sleep 0.3; cat .env"}, id="bash"),
@@ -97,6 +104,7 @@ async def test_a_key_in_tool_output_is_redacted_everywhere(start_tiller, workspa
     results = tool_results(answer)
     assert "OPENAI_API_KEY=[redacted OPENAI_API_KEY]" in result_text(results["read"])
     assert "LAB=[redacted LAB_API_KEY]" in result_text(results["read"])
+    assert "GPU=[redacted GPU_BOX_ACCESS]" in result_text(results["read"])
     assert result_text(results["bash"]).count("[redacted OPENAI_API_KEY]") == 2
     assert results["fails"]["isError"] and "[redacted OPENAI_API_KEY]" in result_text(results["fails"])
     assert "[redacted OPENAI_API_KEY]" in result_text(results["grep"])
@@ -106,4 +114,5 @@ async def test_a_key_in_tool_output_is_redacted_everywhere(start_tiller, workspa
     saved = (tmp_path / "tiller-data" / "sessions" / f"{session}.jsonl").read_text()
     state = json.dumps(await client.request("agent/getState", {"sessionId": session}))
     for text in (saved, state, json.dumps(client.received)):
-        assert SECRET not in text and OTHER_SECRETS["LAB_API_KEY"] not in text
+        for value in (SECRET, OTHER_SECRETS["LAB_API_KEY"], OTHER_SECRETS["GPU_BOX_ACCESS"]):
+            assert value not in text

@@ -253,8 +253,10 @@ class Host:
 def provider_keys(catalog: ModelCatalog) -> dict[str, str]:
     """The provider keys this process holds (name -> value), wherever they are now. Only
     names that hold credentials count: the catalogue also names companions such as
-    AWS_REGION, whose values are no secret and would redact ordinary words."""
+    AWS_REGION, whose values are no secret and would redact ordinary words; a name the
+    user gave as `apiKeyEnv` counts whatever it looks like."""
     names = {name for name in catalog.secret_env_names() if looks_like_a_credential(name)}
+    names |= catalog.configured_key_names()
     held = {name: value for name, value in os.environ.items() if name in names}
     held.update((name, value) for name, value in withheld().items() if name in names)
     return held
