@@ -2,9 +2,10 @@
 
 Every tool path goes through `Workspace.resolve`, which resolves symlinks *before* checking
 containment, so a link inside the workspace that points outside is refused just like `../`.
-There is an unavoidable window between the check and the use (a symlink could be swapped in
-between); the tools run on the user's behalf in their own checkout, so we guard against
-mistakes and model confusion, not against a hostile local process.
+The resolved path is checked again where it is used: reads open its last part without
+following a symlink (files.py), writes walk its directories with no-follow descriptors
+(atomic_write.py), so a directory swapped for a symlink after the check (say, while the user
+looked at the approval) fails the tool instead of writing outside.
 """
 
 from __future__ import annotations
