@@ -90,6 +90,19 @@ def catalog_withholding_secrets() -> ModelCatalog:
     return catalog
 
 
+def withhold_secrets_from_a_launcher() -> None:
+    """For a process that started tiller's server and needs no key itself (`tiller chat`):
+    the commands the server runs are its grandchildren, and its environment block is as
+    readable to them as the server's. Call once the server has been started."""
+    from .ai.models import ModelCatalog, ModelConfigError
+
+    try:
+        names = ModelCatalog.load().configured_key_names()
+    except ModelConfigError:
+        names = frozenset()  # the server reports a broken models.toml
+    withhold_secrets(names)
+
+
 def mark_provider_keys(names: Iterable[str]) -> None:
     """Provider key variables: never passed to a tool process, even when named in
     TILLER_TOOL_ENV."""
