@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--stdio", action="store_true", help="use stdin/stdout (the default)")
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead (debugging)")
     serve.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
+    serve.add_argument("--max-frame-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
+                       help="refuse (and skip) a message larger than N bytes (default: 64 MiB)")
 
     acp = commands.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim ACP clients)")
     acp.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
@@ -133,8 +135,8 @@ def _serve(args: argparse.Namespace) -> int:
     # pygls logs every error answer with a traceback; tiller logs the ones that matter.
     logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     if args.tcp:
-        return serve_tcp(args.tcp)
-    return serve_stdio()
+        return serve_tcp(args.tcp, max_frame_bytes=args.max_frame_bytes)
+    return serve_stdio(args.max_frame_bytes)
 
 
 def _acp(args: argparse.Namespace) -> int:

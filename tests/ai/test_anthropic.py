@@ -205,6 +205,18 @@ async def test_mid_stream_error_event(server: SSEServer) -> None:
     assert len(server.requests) == 1  # the body had started: no retry
 
 
+async def test_a_stream_without_message_stop_or_stop_reason_is_cut(server: SSEServer) -> None:
+    server.reply(Reply(chunks=[message_start(), block_start(0, {"type": "text", "text": ""}),
+                               delta(0, {"type": "text_delta", "text": "Half"})]),
+                 # A compatible server that omits message_stop but sent the stop_reason: complete.
+                 Reply(chunks=[message_start(), *text_block(0, "ok"), message_end("end_turn").split(b"event: message_stop")[0]]))
+    cut = final(await run(claude(server)))
+    assert (cut.stop_reason, cut.error_message) == ("error", "The stream ended before the response was complete")
+    assert cut.text() == "Half"
+    whole = final(await run(claude(server)))
+    assert (whole.stop_reason, whole.text()) == ("stop", "ok")
+
+
 async def test_malformed_json_is_an_error_event(server: SSEServer) -> None:
     server.reply(Reply(chunks=[message_start(), b"event: content_block_start\ndata: {\"type\": \"content_bl\n\n"]))
     events = await run(claude(server))

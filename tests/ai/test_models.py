@@ -235,6 +235,12 @@ def test_request_settings_reach_stream_options(tmp_path: Path) -> None:
     assert catalog.stream_options(catalog.resolve("openai/gpt-5")).max_retry_delay_ms == 2000
     assert catalog.stream_options(catalog.resolve("faux/faux-1")) == StreamOptions()
     assert catalog.stream_options(catalog.resolve("openai/gpt-5")).api_key is None  # the caller adds it
+    # Documented defaults: two minutes for the headers (every retry included), five of
+    # silence mid-stream; ten for the headers of a server on this machine, which may load
+    # the model first.
+    gpt5 = catalog.stream_options(catalog.resolve("openai/gpt-5"))
+    assert (gpt5.timeout_ms, gpt5.idle_timeout_ms) == (120_000, 300_000)
+    assert catalog.stream_options(catalog.resolve("ollama/qwen2.5-coder:7b")).timeout_ms == 600_000
 
 
 def test_config_from_tiller_config_and_xdg(tmp_path: Path) -> None:

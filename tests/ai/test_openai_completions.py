@@ -279,6 +279,18 @@ async def test_length_finish_reason(server: SSEServer) -> None:
     assert events[-1].type == "done" and events[-1].reason == "length"
 
 
+async def test_a_stream_that_ends_with_neither_finish_reason_nor_done_is_cut(server: SSEServer) -> None:
+    server.reply(Reply(chunks=[chunk({"content": "Half an ans"})]),
+                 Reply(chunks=[chunk({"content": "ok"}), chunk({}, "stop")]),  # no [DONE]: complete
+                 Reply(chunks=[chunk({"content": "ok"}), DONE]))  # no finish_reason: complete
+    cut = final(await run(local_model(server)))
+    assert (cut.stop_reason, cut.error_message) == ("error", "The stream ended before the response was complete")
+    assert cut.text() == "Half an ans"  # the partial text is kept
+    for _ in range(2):
+        whole = final(await run(local_model(server)))
+        assert (whole.stop_reason, whole.text()) == ("stop", "ok")
+
+
 async def test_malformed_json_in_a_data_line_is_an_error_event(server: SSEServer) -> None:
     server.reply(Reply(chunks=[chunk({"content": "Hi"}), b'data: {"choices": [{"delta": {"content": "x"\n\n', DONE]))
     events = await run(local_model(server))
@@ -340,6 +352,24 @@ async def test_retries_give_up_after_max_retries(server: SSEServer) -> None:
     assert types(events) == ["error"]
     assert final(events).error_message == "503 Service Unavailable: Service is overloaded"
     assert len(server.requests) == 3
+
+
+async def test_a_server_that_never_sends_headers_costs_the_timeout_once(server: SSEServer) -> None:
+    # Retrying a silent server would multiply the wait by the number of attempts.
+    server.reply(*[Reply(delay=5, chunks=[HELLO_STREAM]) for _ in range(4)])
+    events = await run(local_model(server), opts=options(timeout_ms=300, max_retries=3))
+    assert types(events) == ["error"]
+    assert final(events).error_message == f"No response from {server.url}/v1/chat/completions within 0.3 s"
+    assert len(server.requests) == 1
+
+
+async def test_the_whole_retry_sequence_is_bounded_by_the_timeout(server: SSEServer) -> None:
+    server.reply(*[Reply.json(503, {"error": {"message": "Service is overloaded"}}) for _ in range(4)])
+    events = await run(local_model(server), opts=options(timeout_ms=1500, retry_base_delay_ms=1000, max_retries=3))
+    assert types(events) == ["error"]
+    assert final(events).error_message == (
+        "503 Service Unavailable: Service is overloaded (no answer within 1.5 s, retries included)")
+    assert len(server.requests) == 2  # after 1 s, a second try; waiting 2 s more would pass the deadline
 
 
 async def test_retry_after_beyond_the_limit_fails_at_once(server: SSEServer) -> None:

@@ -137,3 +137,21 @@ def test_a_spinner_while_the_model_has_not_answered(tmp_path, work, terminals):
         term.wait_text("waiting for the model")
         term.wait_text("At last.")
         assert term.wait_exit() == 0
+
+
+def test_bash_cannot_read_keys_from_the_chat_process_either(tmp_path, work, terminals):
+    # tiller chat runs tiller serve, which runs bash: the chat process is bash's grandparent,
+    # and its environment block is as readable as the server's.
+    grandparent = "$(ps -o ppid= -p $PPID | tr -d ' ')"
+    bash = {"type": "toolCall", "name": "bash",
+            "arguments": {"command": f"tr '\\0' '\\n' < /proc/{grandparent}/environ > chat-env.txt"}}
+    script = write_script(tmp_path, [{"content": [bash]}, text_reply("Looked.")])
+    secret = "sk-chat-secret-0123456789"
+    term = terminals("look", env=environment(script, OPENAI_API_KEY=secret, GH_PAT="ghp_chat_pat"), cwd=work)
+    term.wait_text(QUESTION)
+    term.type("y\r")
+    term.wait_text("Looked.")
+    assert term.wait_exit() == 0
+    seen = (work / "chat-env.txt").read_text()
+    assert "TILLER_FAUX_SCRIPT=" in seen  # it did read the chat process's block
+    assert secret not in seen and "ghp_chat_pat" not in seen

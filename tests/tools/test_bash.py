@@ -89,6 +89,7 @@ async def test_secrets_do_not_reach_the_command(tool, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-should-not-leak")
     monkeypatch.setenv("PLAIN_SETTING", "visible")
+    monkeypatch.setenv("TILLER_TOOL_ENV", "PLAIN_SETTING")  # only what the user names passes
     output = text(await run(tool, command='echo "${OPENAI_API_KEY:-unset} ${ANTHROPIC_API_KEY:-unset} $PLAIN_SETTING"'))
     assert output == "unset unset visible\n"
     assert "should-not-leak" not in text(await run(tool, command="env"))

@@ -10,6 +10,7 @@ import pytest
 from tiller.ai.abort import AbortSignal
 from tiller.ai.types import ImageContent
 from tiller.tools import ReadTool, Workspace
+from tiller.tools.read import STREAM_ABOVE, page_text, read_file
 
 from .helpers import fails, run, text
 
@@ -163,3 +164,24 @@ async def test_result_serialises_for_the_wire(tool, project: Path):
     (project / "p.png").write_bytes(PNG)
     wire = (await run(tool, path="p.png")).dump()
     assert wire["content"][1] == {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"}
+
+
+@pytest.mark.parametrize(("offset", "limit"), [
+    (None, None), (1, 10), (5000, None), (150_000, 20), (None, 3000), (199_990, None), (200_001, None), (7, 0),
+])
+def test_a_large_file_is_streamed_with_the_same_pages_as_a_small_one(tmp_path: Path, offset, limit):
+    """Above STREAM_ABOVE the file is never read whole; what the model sees is identical."""
+    lines = [("x" * (n % 97)) + f" line {n}" for n in range(1, 200_001)]
+    lines[150_005] = "y" * 60_000  # a line over the byte limit inside a page
+    data = "\n".join(lines).encode()
+    assert len(data) > STREAM_ABOVE
+    path = tmp_path / "big.txt"
+    path.write_bytes(data)
+    try:
+        expected = text(page_text(data.decode(), "big.txt", offset, limit))
+    except ValueError as error:
+        with pytest.raises(ValueError) as raised:
+            read_file(path, "big.txt", offset, limit, lambda: False)
+        assert str(raised.value) == str(error)
+        return
+    assert text(read_file(path, "big.txt", offset, limit, lambda: False)) == expected

@@ -11,6 +11,7 @@ import pytest
 
 from tiller.ai.abort import AbortSignal
 from tiller.tools import Workspace, WriteTool
+from tiller.tools.atomic_write import PathChangedError, write_atomically
 from tiller.tools.ports import ApprovalRequest
 
 from .helpers import fails, run, text
@@ -137,10 +138,32 @@ async def test_diff_uses_the_open_buffer(ws: Workspace, project: Path):
 async def test_failed_replace_leaves_the_old_file_and_no_temporary(tool, project: Path, monkeypatch):
     (project / "a.txt").write_text("original")
 
-    def broken_replace(src, dst):
+    def broken_replace(src, dst, **dir_fds):
         raise OSError("disk on fire")
 
     monkeypatch.setattr(os, "replace", broken_replace)
     assert await fails(tool, path="a.txt", content="new") == "disk on fire"
     assert sorted(p.name for p in project.iterdir()) == ["a.txt"]
     assert (project / "a.txt").read_text() == "original"
+
+
+def test_the_writer_does_not_follow_a_directory_swapped_for_a_symlink(tmp_path: Path):
+    """The last line of defence: even between the tool's re-check and the write, no part of
+    the resolved path may have become a symlink."""
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    (workspace / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "f.txt").write_text("outside\n")
+    resolved = workspace / "sub" / "f.txt"
+    (workspace / "sub").rename(workspace / "moved")
+    (workspace / "sub").symlink_to(outside)
+    with pytest.raises(PathChangedError):
+        write_atomically(resolved, b"payload")
+    with pytest.raises(PathChangedError):
+        write_atomically(workspace / "sub" / "new" / "g.txt", b"payload")
+    (workspace / "sub").unlink()
+    (workspace / "moved").rename(workspace / "sub")
+    (workspace / "sub" / "f.txt").symlink_to(outside / "f.txt")  # the file itself became a link
+    with pytest.raises(PathChangedError):
+        write_atomically(resolved, b"payload")
+    assert sorted(p.name for p in outside.iterdir()) == ["f.txt"] and (outside / "f.txt").read_text() == "outside\n"

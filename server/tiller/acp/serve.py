@@ -9,6 +9,7 @@ import sys
 
 from acp.core import AgentSideConnection
 
+from ..environment import catalog_withholding_secrets
 from ..stdio import take_over_stdio
 from .agent import TillerAgent
 from .transport import LineTransport
@@ -18,7 +19,7 @@ logger = logging.getLogger("tiller.acp")
 
 def serve_acp() -> int:
     protocol_in, protocol_out = take_over_stdio()
-    agent = TillerAgent()
+    agent = TillerAgent(catalog_withholding_secrets())
 
     async def main() -> None:
         # Stable in the spec, still "unstable" routes in SDK 0.12.1: session/resume and

@@ -4,7 +4,8 @@ The SDK's own line transport drops a line it cannot parse with a log entry and t
 every line holds an object; a client that sent it would wait forever. This one answers, as
 JSON-RPC asks: a line that is not JSON gets -32700, one that is not a request object
 (an array, a number, a wrong `jsonrpc`, an `id` of the wrong type) -32600, with the
-request's id when it has a usable one, and the connection goes on.
+request's id when it has a usable one, params holding a lone surrogate -32602, and the
+connection goes on (protocol/jsonrpc.py, shared with the LSP front end).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 from typing import Any, BinaryIO
 
 from ..protocol.errors import ErrorCode
+from ..protocol.jsonrpc import RpcError, classify, decode
 from ..stdio import MAX_MESSAGE_BYTES
 
 logger = logging.getLogger("tiller.acp")
@@ -36,7 +38,8 @@ class LineTransport:
 
     def _write(self, message: dict[str, Any]) -> None:
         # json.dumps escapes newlines inside strings, so one message is one line.
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        # backslashreplace: a lone surrogate (a model can stream one) goes out as its JSON escape.
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace") + b"\n"
         with self._write_lock:
             if self._closed:
                 return
@@ -77,30 +80,13 @@ class LineTransport:
         return line
 
     def _checked(self, line: bytes) -> dict[str, Any] | None:
+        """The message, or None once it was answered with the error JSON-RPC prescribes
+        (the same checks as the LSP front end: protocol/jsonrpc.py)."""
         try:
-            message = json.loads(line)
-        except (ValueError, RecursionError) as error:
-            self._answer(None, ErrorCode.PARSE_ERROR, f"Parse error: {str(error)[:200]}")
+            return classify(decode(line.rstrip(b"\r\n"))).raw
+        except RpcError as error:
+            self._write(error.response())
             return None
-        if not isinstance(message, dict):
-            self._answer(None, ErrorCode.INVALID_REQUEST,
-                         f"Invalid request: expected a JSON object, got {type(message).__name__}")
-            return None
-        request_id = message.get("id")
-        usable_id = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
-        if message.get("jsonrpc") != "2.0":
-            self._answer(usable_id, ErrorCode.INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
-            return None
-        if "id" in message and request_id is not None and usable_id is None:
-            self._answer(None, ErrorCode.INVALID_REQUEST, "Invalid request: id must be a string or a number")
-            return None
-        if "method" in message and not isinstance(message["method"], str):
-            self._answer(usable_id, ErrorCode.INVALID_REQUEST, "Invalid request: method must be a string")
-            return None
-        if "method" not in message and "result" not in message and "error" not in message:
-            self._answer(usable_id, ErrorCode.INVALID_REQUEST, "Invalid request: no method")
-            return None
-        return message
 
     def _answer(self, request_id: Any, code: ErrorCode, message: str) -> None:
         """Answer from the reading side: the message never reached a handler."""

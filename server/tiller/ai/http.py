@@ -249,10 +249,13 @@ async def _send_with_retries(
         },
         timeout=http_timeout,  # this call's: the pooled client serves calls with different ones
     )
+    # One deadline for the whole sequence (attempts and the waits between them): a server
+    # that never answers costs `timeout_ms` once, not once per retry.
     timeout = options.timeout_ms / 1000
+    deadline = anyio.current_time() + timeout
 
     async def send() -> httpx.Response:
-        with anyio.fail_after(timeout):
+        with anyio.fail_after(max(deadline - anyio.current_time(), 0.0)):
             return await client.send(http_request, stream=True)
 
     attempt = 0
@@ -262,11 +265,9 @@ async def _send_with_retries(
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             raise ProviderError(f"Cannot send the request to {request.url}: {_exc_text(exc)}") from exc
         except (httpx.TransportError, TimeoutError) as exc:
-            failure = (
-                f"No response from {request.url} within {_seconds(timeout)} s"
-                if isinstance(exc, (TimeoutError, httpx.ReadTimeout))
-                else f"Connection error: {_exc_text(exc)}"
-            )
+            if isinstance(exc, (TimeoutError, httpx.ReadTimeout)):
+                raise ProviderError(f"No response from {request.url} within {_seconds(timeout)} s") from exc
+            failure = f"Connection error: {_exc_text(exc)}"
             if attempt >= options.max_retries:
                 raise ProviderError(failure) from exc
             delay = _backoff(attempt, options)
@@ -289,6 +290,8 @@ async def _send_with_retries(
             if attempt >= options.max_retries:
                 raise ProviderError(failure)
             delay = asked if asked is not None else _backoff(attempt, options)
+        if anyio.current_time() + delay >= deadline:
+            raise ProviderError(f"{failure} (no answer within {_seconds(timeout)} s, retries included)")
         attempt += 1
         await abortable(signal, functools.partial(anyio.sleep, delay))
 

@@ -224,6 +224,14 @@ class ModelCatalog:
             names.update(provider.api_key_env)
         return frozenset(names)
 
+    def configured_key_names(self) -> frozenset[str]:
+        """The key variables of models.toml's providers and tiller's own, known without
+        reading the dataset (so at start, before any tool runs)."""
+        names = {name for entry in self._config.providers for name in entry.api_key_env or ()}
+        for provider in self._own.values():
+            names.update(provider.api_key_env)
+        return frozenset(names)
+
     def stream_options(self, model: Model) -> StreamOptions:
         """The request settings models.toml gives `model` (retries, timeouts; headers travel
         on the model itself), as `StreamOptions` for the caller to complete with the call's
@@ -295,6 +303,11 @@ def _own_provider(name: str) -> Provider:
     for model in models:
         provider.add(model)
     return provider
+
+
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    """Where the user's models.toml is (or would be)."""
+    return _config_path(os.environ if env is None else env, None)[0]
 
 
 def _config_path(env: Mapping[str, str], override: str | os.PathLike[str] | None) -> tuple[Path, bool]:

@@ -10,6 +10,8 @@ from .abort import AbortSignal
 
 # A TCP connection that takes longer than this is to a host that is not there.
 CONNECT_TIMEOUT_MS = 30_000
+# A server on this machine may load the model before it sends its headers.
+LOCAL_TIMEOUT_MS = 600_000
 
 # Budget-based thinking: tokens the model may spend reasoning at each level.
 DEFAULT_THINKING_BUDGETS: dict[str, int] = {
@@ -36,12 +38,12 @@ class StreamOptions:
     retry_base_delay_ms: int = 1000
     # A server asking (Retry-After) to wait longer than this fails at once.
     max_retry_delay_ms: int = 60_000
-    # Longest wait for the response headers, connecting included (a local server may load
-    # the model before it answers; connecting alone gives up after CONNECT_TIMEOUT_MS).
-    timeout_ms: int = 600_000
+    # Longest wait for the response headers, connecting and every retry included (connecting
+    # alone gives up after CONNECT_TIMEOUT_MS). Servers on this machine get LOCAL_TIMEOUT_MS.
+    timeout_ms: int = 120_000
     # Longest silence between two chunks of the body: reasoning models may think for
-    # minutes before their first token.
-    idle_timeout_ms: int = 600_000
+    # minutes before their first token (raise it per model in models.toml for slower ones).
+    idle_timeout_ms: int = 300_000
     # Called with the request body just before it is sent (debugging, tests).
     on_payload: Callable[[dict[str, Any]], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)

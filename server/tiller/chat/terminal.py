@@ -24,6 +24,7 @@ import tempfile
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..environment import withhold_secrets_from_a_launcher
 from ..protocol.errors import ErrorCode  # light: the protocol package imports nothing heavy
 from .client import AgentClient, RpcError
 from .render import JsonRenderer, TerminalRenderer, isatty
@@ -175,6 +176,7 @@ class ChatApp:
                 command, stderr=None if self.verbose else log,
                 on_event=self._on_event, on_notification=self._on_notification,
             )
+            withhold_secrets_from_a_launcher()  # the server holds the keys now; bash is our grandchild
             loop.add_signal_handler(signal.SIGINT, self._on_sigint)
             try:
                 if not await self._until_quit(self._open_session()):

@@ -1,8 +1,10 @@
 """Approvals: whether a tool's change may happen, asking the user when the mode says so.
 
 edit, write and bash call `Approvals.__call__` (the tools' `Approve` port) with what they
-would do. Depending on the session's mode the change is allowed at once, or the user is
-asked: an `approval_request` event goes out and the tool waits until the front end brings
+would do. A change inside tiller's data directory is refused in every mode; one of a
+protected path (protected_paths.py) asks in every mode but yolo. Otherwise, depending on
+the session's mode the change is allowed at once, or the user is asked: an
+`approval_request` event goes out and the tool waits until the front end brings
 the answer back (`respond`). The pending approval lives here, in the session, not in a
 transport's request, so a client that reconnects finds it in `agent/getState` and can still
 answer it. Answered (and cancelled) approvals are remembered as their `approval_resolved`
@@ -14,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..protocol.errors import ErrorCode
@@ -23,6 +25,7 @@ from ..protocol.modes import ApprovalMode, ApprovalOptionId
 from ..tools.aborts import OPERATION_ABORTED
 from ..tools.ports import ApprovalRequest, HunkSelection
 from .errors import HostError
+from .protected_paths import PathRules
 
 
 class Rejected(Exception):
@@ -95,9 +98,11 @@ class Approvals:
         client_shows_approvals: bool,
         on_resolved: Callable[[ApprovalResolvedEvent], None] = lambda event: None,
         resolved: list[ApprovalResolvedEvent] | None = None,
+        rules: PathRules | None = None,
     ):
         self._emit = emit
         self._on_resolved = on_resolved
+        self.rules = rules
         self.mode: ApprovalMode = mode
         self.client_shows_approvals = client_shows_approvals
         self.always_allowed: set[str] = set()
@@ -119,8 +124,17 @@ class Approvals:
 
     async def __call__(self, request: ApprovalRequest) -> HunkSelection | None:
         self._proposals[request.tool_call_id] = request
+        if request.path is not None and self.rules is not None:
+            if (why := self.rules.forbidden(request.path)) is not None:
+                raise Rejected(f"Not done: {request.display_path or request.path} is {why}.")
+            if self.mode != "yolo" and (why := self.rules.protected(request.path)) is not None:
+                # Always asked, whatever the mode or an earlier "always allow".
+                return await self._ask_unless_rejected(replace(request, title=f"{request.title} ({why})"))
         if self._allowed_without_asking(request):
             return None
+        return await self._ask_unless_rejected(request)
+
+    async def _ask_unless_rejected(self, request: ApprovalRequest) -> HunkSelection | None:
         if request.tool_name in self.always_rejected:
             raise Rejected(rejection_text(request, f"{request.tool_name} is always rejected in this session"))
         if not self.client_shows_approvals:

@@ -7,28 +7,38 @@ import os
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..agent import Agent
 from ..agent.types import ToolExecutionMode
-from ..ai.models import ModelCatalog, ModelError
+from ..ai.models import ModelCatalog, ModelError, config_file
 from ..ai.types import Model
-from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
+from ..environment import looks_like_a_credential, mark_provider_keys, withheld
+from ..persistence.session_files import (
+    SavedSession,
+    SessionStore,
+    UnreadableSession,
+    default_data_dir,
+    session_title,
+)
 from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
+from ..protocol.jsonrpc import clip
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
-from ..protocol.modes import ApprovalMode
+from ..protocol.modes import APPROVAL_MODES, ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
+from .protected_paths import PathRules
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
 from .system_prompt import system_prompt_for
+from .tool_guard import GuardedTool, Redactor
 
 
 class Host:
@@ -38,6 +48,7 @@ class Host:
         self.settings = settings or HostSettings()
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
+        self._redactor: Redactor | None = None
 
     def configure(self, settings: HostSettings) -> None:
         """The user's choices, once the front end knows them (LSP: at `initialize`)."""
@@ -49,6 +60,11 @@ class Host:
         if self._store is None:
             self._store = SessionStore(default_data_dir(configured=self.settings.data_dir))
         return self._store
+
+    @property
+    def data_dir(self) -> Path:
+        """The real path of the data directory (sessions live in its `sessions/`)."""
+        return Path(os.path.realpath(self.store.dir.parent))
 
     # --- models --------------------------------------------------------------------------
 
@@ -81,9 +97,7 @@ class Host:
     # --- sessions ------------------------------------------------------------------------
 
     def create(self, params: NewSessionParams, *, default_cwd: str, extra_roots: Iterable[str] = ()) -> Session:
-        cwd = os.path.realpath(params.cwd or default_cwd)
-        if not os.path.isdir(cwd):
-            raise HostError(ErrorCode.INVALID_PARAMS, f"Invalid params: cwd: not a directory: {params.cwd}")
+        cwd = _working_directory(params.cwd or default_cwd)
         names = list(DEFAULT_TOOLS) if params.tools is None else params.tools
         unknown = [name for name in names if name not in DEFAULT_TOOLS]
         if unknown:
@@ -107,7 +121,10 @@ class Host:
             return self.sessions[session_id]
         if not self.store.exists(session_id):
             raise HostError(ErrorCode.SESSION_NOT_FOUND, f"Unknown session: {session_id} (not loaded and not saved)")
-        saved = self.store.load(session_id)
+        try:
+            saved = self.store.load(session_id)
+        except (UnreadableSession, OSError) as error:
+            raise HostError(ErrorCode.SESSION_UNREADABLE, f"Session {session_id} cannot be loaded: {error}") from None
         if not os.path.isdir(saved.cwd):
             raise HostError(ErrorCode.INVALID_PARAMS, f"Session {session_id} worked in {saved.cwd}, which no longer exists")
         try:
@@ -120,7 +137,7 @@ class Host:
         session = self._assemble(
             session_id=session_id, cwd=saved.cwd, extra_roots=extra_roots, model=model,
             system_prompt=system_prompt_for(model, saved.system_prompt), tool_names=list(tools),
-            approval_mode=_saved_mode(saved.approval_mode),
+            approval_mode=_saved_mode(saved),
             tool_execution="sequential" if saved.tool_execution == "sequential" else "parallel", saved=saved,
         )
         session.agent.replace_messages(saved.messages)
@@ -150,6 +167,8 @@ class Host:
         agent.set_model(model)
         agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)
+        workspace = Workspace(cwd, extra_roots)
+        rules = PathRules(workspace.roots, data_dir=self.data_dir, config_file=Path(os.path.realpath(config_file())))
 
         def settings() -> SessionSettings:
             state = agent.state
@@ -162,18 +181,28 @@ class Host:
                                    file=self.store.open(session_id) if saved is not None else None)
         approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals,
                               on_resolved=recorder.save_approval,
-                              resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
+                              resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None,
+                              rules=rules)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
                           recorder=recorder, document_at=editor.document_at)
         tools = create_coding_tools(
-            Workspace(cwd, extra_roots),
+            workspace,
             open_document=_DocumentReader(editor, session_id),
             writer=_EditorWriter(editor, session_id),
             approve=approvals,
         )
-        agent.set_tools([tools[name] for name in tool_names])
+        redactor = self._tool_redactor()
+        agent.set_tools([GuardedTool(tools[name], redactor) for name in tool_names])
         self.sessions[session_id] = session
         return session
+
+    def _tool_redactor(self) -> Redactor:
+        """Built with the first session: the catalogue's key names need its dataset, read on
+        first use, and no tool runs before a session exists."""
+        if self._redactor is None:
+            mark_provider_keys(self.catalog.secret_env_names())
+            self._redactor = Redactor(provider_keys(self.catalog))
+        return self._redactor
 
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """Loaded sessions, then saved ones not loaded, most recently updated first."""
@@ -221,6 +250,18 @@ class Host:
         await close_clients()
 
 
+def provider_keys(catalog: ModelCatalog) -> dict[str, str]:
+    """The provider keys this process holds (name -> value), wherever they are now. Only
+    names that hold credentials count: the catalogue also names companions such as
+    AWS_REGION, whose values are no secret and would redact ordinary words; a name the
+    user gave as `apiKeyEnv` counts whatever it looks like."""
+    names = {name for name in catalog.secret_env_names() if looks_like_a_credential(name)}
+    names |= catalog.configured_key_names()
+    held = {name: value for name, value in os.environ.items() if name in names}
+    held.update((name, value) for name, value in withheld().items() if name in names)
+    return held
+
+
 class _DocumentReader:
     """The tools' `OpenDocument` port for one session: the editor's text of an open file."""
 
@@ -256,10 +297,29 @@ def _saved_outcomes(records: list[dict[str, Any]]) -> list[ApprovalResolvedEvent
     return outcomes
 
 
-def _saved_mode(value: str | None) -> ApprovalMode:
-    """The approval mode a session file records; an unreadable one falls back to the
-    strictest mode, never to a wider default."""
-    for mode in get_args(ApprovalMode):
+def _working_directory(path: str) -> str:
+    """The real path of a session's `cwd`: it must be absolute (a relative one would depend
+    on where the server happened to start) and an existing directory."""
+    if not os.path.isabs(path):
+        raise HostError(ErrorCode.INVALID_PARAMS, "Invalid params: cwd: must be an absolute path")
+    real = os.path.realpath(path)
+    if not os.path.isdir(real):
+        raise HostError(ErrorCode.INVALID_PARAMS, f"Invalid params: cwd: not an existing directory: {clip(path)}")
+    return real
+
+
+def _saved_mode(saved: SavedSession) -> ApprovalMode:
+    """The approval mode a reloaded session gets: the last one its file records, but never
+    wider than the mode its header recorded when tiller created the file (a session that
+    could write to its own file must not widen its permissions by reloading). Anything
+    unreadable counts as the strictest mode."""
+    ceiling = _mode(saved.header_approval_mode)
+    last = _mode(saved.approval_mode) if saved.approval_mode is not None else ceiling
+    return min(last, ceiling, key=APPROVAL_MODES.index)
+
+
+def _mode(value: str | None) -> ApprovalMode:
+    for mode in APPROVAL_MODES:
         if value == mode:
             return mode
     return "ask"

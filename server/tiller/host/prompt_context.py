@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -25,6 +27,19 @@ def uri_to_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path)) if parsed.path else None
 
 
+def _read_attachment(path: Path) -> str:
+    """The start of a regular file: a named pipe or a device must not hang the prompt, and a
+    huge file is cut anyway (MAX_CONTEXT_CHARS), so more is never read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        data = os.read(fd, MAX_CONTEXT_CHARS * 4 + 4)  # UTF-8: at most 4 bytes a character
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
+
+
 async def context_blocks(items: list[EditorContext], document_at: DocumentAt) -> list[TextContent]:
     return [TextContent(text=await _describe(item, document_at)) for item in items]
 
@@ -39,7 +54,7 @@ async def _describe(item: EditorContext, document_at: DocumentAt) -> str:
         text = document.text if document is not None else None
     if text is None and path is not None:
         try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace")
+            text = await asyncio.to_thread(_read_attachment, path)
         except OSError as error:
             return f"[Could not attach {name}: {error.strerror or error}]"
     text = text or ""

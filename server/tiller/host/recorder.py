@@ -91,6 +91,7 @@ class SessionRecorder:
         settings = self._settings()
         return self._store.create(
             self._session_id, self._cwd, settings.model, tools=settings.tools, system_prompt=settings.system_prompt,
+            approval_mode=settings.approval_mode,
             then=(settings_record(settings.model, settings.thinking_level, settings.approval_mode,
                                   settings.tool_execution),
                   first),

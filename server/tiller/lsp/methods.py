@@ -10,13 +10,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsprotocol import types
-from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
 
 from ..ai.types import WireModel
 from ..host import HostError, Session
 from ..protocol.errors import ErrorCode
 from ..protocol.events import SessionStateEvent
+from ..protocol.jsonrpc import clip_message
 from ..protocol.methods import (
     METHODS,
     Empty,
@@ -39,6 +39,7 @@ from ..protocol.methods import (
     SetThinkingLevelParams,
     SetToolExecutionParams,
 )
+from ..protocol.params import InvalidParams, parse_params
 from .server import TillerLanguageServer
 
 logger = logging.getLogger("tiller.lsp")
@@ -67,7 +68,7 @@ def _endpoint(server: TillerLanguageServer, method: str, handler: Handler) -> Ca
         try:
             result = await handler(server, parsed)
         except HostError as error:
-            raise JsonRpcException(error.message, code=error.code) from None
+            raise JsonRpcException(clip_message(error.message), code=error.code) from None
         assert isinstance(result, spec.result), f"{method} answered {type(result).__name__}"
         return result.dump()
 
@@ -75,21 +76,13 @@ def _endpoint(server: TillerLanguageServer, method: str, handler: Handler) -> Ca
     return run
 
 
-def _parse(params_type: type[BaseModel] | None, params: Any) -> Any:
+def _parse(params_type: type[WireModel] | None, params: Any) -> Any:
     if params_type is None:
         return None
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise JsonRpcException(f"Invalid params: expected an object, got {type(params).__name__}",
-                               code=ErrorCode.INVALID_PARAMS)
     try:
-        return params_type.model_validate(params)
-    except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in issue['loc']) or 'params'}: {issue['msg']}" for issue in error.errors()
-        )
-        raise JsonRpcException(f"Invalid params: {problems}", code=ErrorCode.INVALID_PARAMS) from None
+        return parse_params(params_type, params)
+    except InvalidParams as error:
+        raise JsonRpcException(str(error), code=ErrorCode.INVALID_PARAMS) from None
 
 
 # --- handlers ------------------------------------------------------------------------------

@@ -1,43 +1,30 @@
 """How `tiller serve` meets its client: LSP frames over stdio, or one TCP connection.
 
-The reading loop is ours rather than pygls's `run_async` so that every message gets an
-answer (a body that is not JSON gets -32700 with id null, JSON-RPC's rule for a message
-whose id cannot be read) and a frame's size is bounded before anything is allocated.
-Parsed messages go to pygls's protocol (`handle_message`), which dispatches them.
+The reading loop is ours rather than pygls's `run_async`: frames are cut by `FrameReader`
+(bounded in size, resynchronising after anything malformed) and every message is checked by
+the `Dispatcher` (every request gets an answer, as JSON-RPC and LSP prescribe) before pygls's
+protocol dispatches it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import re
 import sys
 import threading
 from collections.abc import Awaitable
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO
 
-from pygls.protocol import JsonRPCProtocol
-
-from ..protocol.errors import ErrorCode
-from ..stdio import MAX_MESSAGE_BYTES, take_over_stdio
-from .framing import CoalescingWriter, frame
+from ..environment import catalog_withholding_secrets
+from ..stdio import take_over_stdio
+from .dispatch import Dispatcher, dispatch_frames
+from .frames import DEFAULT_MAX_FRAME_BYTES, FrameReader, Read
+from .framing import CoalescingWriter
 from .methods import register
 from .server import TillerLanguageServer
 
 logger = logging.getLogger("tiller.lsp")
-
-# A header line longer than this, or a body larger than this, is not an LSP frame we accept.
-MAX_HEADER_LINE = 8 * 1024
-MAX_FRAME_BYTES = MAX_MESSAGE_BYTES
-_CONTENT_LENGTH = re.compile(rb"Content-Length: *(\d+)\r?\n", re.IGNORECASE)
-
-
-class ByteReader(Protocol):
-    def readline(self) -> Awaitable[bytes]: ...
-
-    def readexactly(self, n: int) -> Awaitable[bytes]: ...
 
 
 class ThreadedReader:
@@ -47,87 +34,45 @@ class ThreadedReader:
         self._stream = stream
         self._executor = executor
 
-    def readline(self) -> Awaitable[bytes]:
-        return asyncio.get_running_loop().run_in_executor(self._executor, self._stream.readline, MAX_HEADER_LINE)
-
-    def readexactly(self, n: int) -> Awaitable[bytes]:
-        return asyncio.get_running_loop().run_in_executor(self._executor, self._stream.read, n)
+    def __call__(self, n: int) -> Awaitable[bytes]:
+        read = getattr(self._stream, "read1", self._stream.read)  # what has arrived, up to n
+        return asyncio.get_running_loop().run_in_executor(self._executor, read, n)
 
 
 def create_server() -> TillerLanguageServer:
-    server = TillerLanguageServer()
+    # The catalogue reads the keys first; then they leave the process environment, which
+    # every command a tool runs could otherwise read (environment.py).
+    server = TillerLanguageServer(catalog_withholding_secrets())
     register(server)
     return server
 
 
-async def read_messages(reader: ByteReader, protocol: JsonRPCProtocol) -> None:
-    """Hand every framed message to `protocol` until the stream ends."""
+async def read_messages(read: Read, server: TillerLanguageServer, max_frame_bytes: int) -> None:
+    """Hand every framed message to the server until the stream ends."""
+    reader = FrameReader(read, max_frame_bytes)
     try:
-        await _read_messages(reader, protocol)
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return  # the stream ended inside a frame
-
-
-async def _read_messages(reader: ByteReader, protocol: JsonRPCProtocol) -> None:
-    length: int | None = None
-    while True:
-        line = await reader.readline()
-        if not line:
-            return  # EOF
-        if line.strip():
-            if (match := _CONTENT_LENGTH.fullmatch(line)) is not None:
-                length = int(match.group(1))
-            continue  # other headers (Content-Type) are allowed and ignored
-        if length is None:
-            continue  # a blank line outside a frame
-        size, length = length, None
-        if size > MAX_FRAME_BYTES:
-            logger.error("Refusing a frame of %d bytes (the limit is %d)", size, MAX_FRAME_BYTES)
-            return
-        body = await reader.readexactly(size)
-        if len(body) < size:
-            return  # EOF inside a body
-        _dispatch(body, protocol)
-
-
-def _dispatch(body: bytes, protocol: JsonRPCProtocol) -> None:
-    try:
-        message = json.loads(body, object_hook=protocol.structure_message)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        _answer_parse_error(protocol, str(error))
+        await dispatch_frames(reader, Dispatcher(server.protocol, reader))
+    except ConnectionError:
         return
-    except Exception as error:
-        logger.error("Could not read a message: %s", error)
-        return
-    try:
-        protocol.handle_message(message)
-    except Exception as error:
-        logger.exception("Could not handle a message: %s", error)
-
-
-def _answer_parse_error(protocol: JsonRPCProtocol, reason: str) -> None:
-    if protocol.writer is not None:
-        protocol.writer.write(frame({"jsonrpc": "2.0", "id": None,
-                                     "error": {"code": ErrorCode.PARSE_ERROR, "message": f"Parse error: {reason}"}}))
 
 
 # --- stdio ----------------------------------------------------------------------------------
 
 
-def serve_stdio() -> int:
+def serve_stdio(max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> int:
     """Serve on stdio until EOF or `exit`. Only protocol bytes ever reach stdout."""
     protocol_in, protocol_out = take_over_stdio()
     server = create_server()
     writer = CoalescingWriter(protocol_out)
-    return _run(server, ThreadedReader(protocol_in, server.thread_pool), writer)
+    return _run(server, ThreadedReader(protocol_in, server.thread_pool), writer, max_frame_bytes)
 
 
-def _run(server: TillerLanguageServer, reader: ByteReader, writer: CoalescingWriter) -> int:
+def _run(server: TillerLanguageServer, read: Read, writer: CoalescingWriter, max_frame_bytes: int) -> int:
     server.protocol.set_writer(writer)
 
     async def main() -> None:
         try:
-            await read_messages(reader, server.protocol)
+            await read_messages(read, server, max_frame_bytes)
         finally:
             # EOF or exit: abort runs so that nothing keeps the process alive.
             await server.host.close_all(timeout=0.5)
@@ -167,7 +112,7 @@ class _SocketOut:
         self._stream.close()
 
 
-def serve_tcp(port: int, host: str = "127.0.0.1") -> int:
+def serve_tcp(port: int, host: str = "127.0.0.1", max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> int:
     """A debugging transport: one client at a time on `host:port`; the server ends when the
     first client disconnects (like stdio's EOF)."""
     sys.stdout = sys.stderr
@@ -184,12 +129,12 @@ def serve_tcp(port: int, host: str = "127.0.0.1") -> int:
             done.set()
             server.protocol.set_writer(CoalescingWriter(_SocketOut(stream)))
             try:
-                await read_messages(reader, server.protocol)
+                await read_messages(reader.read, server, max_frame_bytes)
             finally:
                 await server.host.close_all(timeout=0.5)
                 finished.set()
 
-        listener = await asyncio.start_server(connection, host, port, limit=MAX_HEADER_LINE)
+        listener = await asyncio.start_server(connection, host, port)
         logger.warning("tiller serve listening on %s:%d", host, port)
         async with listener:
             await finished.wait()

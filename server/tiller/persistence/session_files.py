@@ -3,13 +3,16 @@
 One file per session, `<data dir>/sessions/<sessionId>.jsonl`:
 
     {"type":"session","version":1,"id":"…","cwd":"…","created":1760000000000,"model":"openai/gpt-4.1-mini",
-     "tools":["read","bash"],"systemPrompt":"…"}
+     "tools":["read","bash"],"systemPrompt":"…","approvalMode":"ask"}
     {"type":"message","message":{…a wire message…}}
     {"type":"settings","model":"…","thinkingLevel":"low","approvalMode":"ask","toolExecution":"parallel"}
     {"type":"approval","event":{…an approval_resolved event…}}
 
 Each line is written, flushed and fsynced when a message ends, so `kill -9` loses at most
-the message in flight. A torn last line (the process died mid-write) is skipped on load.
+the message in flight. A torn last line (the process died mid-write) is skipped on load, as
+is any line that cannot be used (not JSON, not an object, a message that does not validate,
+a setting that is not a string); a file without a usable header cannot be loaded
+(UnreadableSession) and is left out of listings.
 The data directory is `initializationOptions.dataDir`, else `$TILLER_DATA_DIR`, else
 `$XDG_DATA_HOME/tiller`, else `~/.local/share/tiller`.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +62,9 @@ class SavedSession:
     system_prompt: str | None = None
     approval_mode: str | None = None
     tool_execution: str | None = None
+    # The approval mode the header recorded when tiller created the file: a reload never
+    # grants more than this, whatever later lines say (see host.load).
+    header_approval_mode: str | None = None
     messages: list[Any] = field(default_factory=list)
     # The approval_resolved events, as saved (wire JSON), oldest first.
     resolved_approvals: list[dict[str, Any]] = field(default_factory=list)
@@ -73,9 +80,12 @@ class SessionFile:
     def append(self, *records: dict[str, Any]) -> None:
         """Append records as lines: one write, one fsync."""
         lines = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
+        # backslashreplace: a lone surrogate (JSON lets a model stream one) is saved as its
+        # JSON escape, so the line stays valid UTF-8 and loads back as it was.
+        data = lines.encode("utf-8", "backslashreplace")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, lines.encode("utf-8"))
+            os.write(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -114,7 +124,8 @@ class SessionStore:
         return self.dir / f"{session_id}.jsonl"
 
     def create(self, session_id: str, cwd: str, model: str, *, tools: list[str] | None = None,
-               system_prompt: str | None = None, then: tuple[dict[str, Any], ...] = ()) -> SessionFile:
+               system_prompt: str | None = None, approval_mode: str | None = None,
+               then: tuple[dict[str, Any], ...] = ()) -> SessionFile:
         """A new session file: its header and `then` (the first records), in one fsync."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._path(session_id)
@@ -125,6 +136,8 @@ class SessionStore:
             header["tools"] = tools
         if system_prompt is not None:
             header["systemPrompt"] = system_prompt
+        if approval_mode is not None:
+            header["approvalMode"] = approval_mode
         file.append(header, *then)
         return file
 
@@ -150,44 +163,36 @@ class SessionStore:
             return False
 
     def load(self, session_id: str) -> SavedSession:
+        """The saved session, skipping (and logging) every line that cannot be used. Raises
+        UnreadableSession when nothing can be: no file content, or no usable header."""
         path = self._path(session_id)
-        with path.open("r", encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().split("\n")
+        lines = read_regular_file(path).decode("utf-8", errors="replace").split("\n")
         saved: SavedSession | None = None
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+            record = _record(line)
+            if record is None:
                 # Only a torn final line is expected (a crash mid-write); skip any bad line
                 # rather than lose the whole session.
-                logger.warning("%s:%d: skipping an unreadable line", path, number)
+                logger.warning("%s:%d: skipping a line that is not a JSON object", path, number)
                 continue
             kind = record.get("type")
             if kind == "session":
-                saved = SavedSession(id=record["id"], cwd=record["cwd"], created=record["created"],
-                                     model=record["model"], updated_at=record["created"],
-                                     tools=record.get("tools"), system_prompt=record.get("systemPrompt"))
+                if saved is None:
+                    saved = _header(session_id, record, path)
+                else:
+                    logger.warning("%s:%d: skipping a second session header", path, number)
             elif saved is None:
-                raise ValueError(f"{path} does not start with a session header")
+                logger.warning("%s:%d: skipping a line before the session header", path, number)
             elif kind == "message":
-                try:
-                    message = _MESSAGE.validate_python(record["message"])
-                except ValidationError:
-                    logger.warning("%s:%d: skipping a message that does not validate", path, number)
-                    continue
-                saved.messages.append(message)
-                saved.updated_at = max(saved.updated_at, getattr(message, "timestamp", 0) or 0)
+                _add_message(saved, record.get("message"), path, number)
             elif kind == "approval" and isinstance(record.get("event"), dict):
                 saved.resolved_approvals.append(record["event"])
             elif kind == "settings":
-                saved.model = record.get("model", saved.model)
-                saved.thinking_level = record.get("thinkingLevel", saved.thinking_level)
-                saved.approval_mode = record.get("approvalMode", saved.approval_mode)
-                saved.tool_execution = record.get("toolExecution", saved.tool_execution)
+                _apply_settings(saved, record, path, number)
         if saved is None:
-            raise ValueError(f"{path} holds no session")
+            raise UnreadableSession(f"{path} holds no session header" if "".join(lines).strip() else f"{path} is empty")
         saved.updated_at = max(saved.updated_at, int(path.stat().st_mtime * 1000))
         return saved
 
@@ -198,8 +203,8 @@ class SessionStore:
         for path in self.dir.glob("*.jsonl"):
             try:
                 saved = self.load(path.stem)
-            except (OSError, ValueError, KeyError) as error:
-                logger.warning("Skipping %s: %s", path, error)
+            except (OSError, ValueError) as error:  # UnreadableSession is a ValueError
+                logger.warning("Not listing %s: %s", path, error)
                 continue
             if cwd is None or os.path.realpath(saved.cwd) == os.path.realpath(cwd):
                 sessions.append(saved)
@@ -211,6 +216,82 @@ class SessionStore:
             return False
         path.unlink()
         return True
+
+
+class UnreadableSession(ValueError):
+    """A session file nothing can be loaded from; the message says why."""
+
+
+# A session file larger than this is not one tiller wrote (a long session is a few MiB).
+MAX_SESSION_FILE_BYTES = 512 * 1024 * 1024
+
+
+def read_regular_file(path: Path, limit: int = MAX_SESSION_FILE_BYTES) -> bytes:
+    """The bytes of a regular file; a FIFO or device named like a session never blocks us."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableSession(f"{path} is not a regular file")
+        if info.st_size > limit:
+            raise UnreadableSession(f"{path} is {info.st_size} bytes, more than a session file can be")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _header(session_id: str, record: dict[str, Any], path: Path) -> SavedSession:
+    cwd = record.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        raise UnreadableSession(f"{path}: the session header's cwd is not an absolute path")
+    tools = record.get("tools")
+    if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+        tools = []  # unreadable: the session gets no tools rather than all of them
+    created = record.get("created")
+    created = created if isinstance(created, int) and not isinstance(created, bool) else 0
+    return SavedSession(
+        id=session_id, cwd=cwd, created=created, model=_text(record.get("model")) or "", updated_at=created,
+        tools=tools, system_prompt=_text(record.get("systemPrompt")),
+        header_approval_mode=_text(record.get("approvalMode")),
+    )
+
+
+def _add_message(saved: SavedSession, raw: Any, path: Path, number: int) -> None:
+    try:
+        message = _MESSAGE.validate_python(raw)
+    except ValidationError:
+        logger.warning("%s:%d: skipping a message that does not validate", path, number)
+        return
+    saved.messages.append(message)
+    timestamp = getattr(message, "timestamp", 0)
+    saved.updated_at = max(saved.updated_at, timestamp if isinstance(timestamp, int) else 0)
+
+
+def _apply_settings(saved: SavedSession, record: dict[str, Any], path: Path, number: int) -> None:
+    """Each field that is a string counts; the others are ignored, keeping what was before."""
+    for key, attribute in (("model", "model"), ("thinkingLevel", "thinking_level"), ("approvalMode", "approval_mode"),
+                           ("toolExecution", "tool_execution")):
+        if key in record:
+            value = _text(record[key])
+            if value:
+                setattr(saved, attribute, value)
+            else:
+                logger.warning("%s:%d: ignoring a settings line's %s", path, number, key)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def session_title(messages: list[Any]) -> str:

@@ -15,13 +15,14 @@ from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
 from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
 from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior, ToolExecutionMode
+from .params import AbsolutePath, Identifier, LineOrColumn, ModelRef, Params, ToolName, Uri
 
 # --- shared pieces ----------------------------------------------------------------------
 
 
 class Position(WireModel):
-    line: int
-    character: int
+    line: LineOrColumn
+    character: LineOrColumn
 
 
 class Range(WireModel):
@@ -32,7 +33,7 @@ class Range(WireModel):
 class EditorContext(WireModel):
     """A file or selection the editor attaches to a prompt."""
 
-    uri: str
+    uri: Uri
     range: Range | None = None
     # The text, if the client already has it; otherwise the server reads the open buffer
     # (text document sync) or the file.
@@ -58,19 +59,19 @@ class ModelInfo(WireModel):
     setup_hint: str | None = None
 
 
-class SessionRef(WireModel):
-    session_id: str
+class SessionRef(Params):
+    session_id: Identifier
 
 
 # --- requests ---------------------------------------------------------------------------
 
 
-class NewSessionParams(WireModel):
-    cwd: str | None = None
-    model: str | None = None
+class NewSessionParams(Params):
+    cwd: AbsolutePath | None = None
+    model: ModelRef | None = None
     system_prompt: str | None = None
     thinking_level: ThinkingLevel | None = None
-    tools: list[str] | None = None
+    tools: list[ToolName] | None = Field(default=None, max_length=64)
     approval_mode: ApprovalMode | None = None
     # How a reply's tool calls run: "parallel" (the default, as pi) or one by one.
     tool_execution: ToolExecutionMode | None = None
@@ -110,7 +111,7 @@ class QueueState(WireModel):
 
 
 class SetModelParams(SessionRef):
-    model: str
+    model: ModelRef
 
 
 class SetThinkingLevelParams(SessionRef):
@@ -122,9 +123,9 @@ class SetQueueModesParams(SessionRef):
     follow_up_mode: QueueMode | None = None
 
 
-class ListModelsParams(WireModel):
+class ListModelsParams(Params):
     # Words that must all occur in a model's provider/id, name or provider name.
-    query: str | None = None
+    query: str | None = Field(default=None, max_length=1000)
     # Also models of providers that are not ready.
     all: bool | None = None
     # Paging over the ranked matches; no limit: every match.
@@ -151,18 +152,18 @@ class SessionSummary(WireModel):
     loaded: bool
 
 
-class ListSessionsParams(WireModel):
-    cwd: str | None = None
+class ListSessionsParams(Params):
+    cwd: AbsolutePath | None = None
 
 
 class RespondApprovalParams(SessionRef):
-    approval_id: str
+    approval_id: Identifier
     option_id: ApprovalOptionId
     # What the user typed with a rejection (or about the hunks left out); the model sees it.
     message: str | None = None
     # With allow_once / allow_always on an edit or write: apply only these hunks (ids of the
     # request's `hunks`).
-    accepted_hunks: list[str] | None = None
+    accepted_hunks: list[Identifier] | None = Field(default=None, max_length=10_000)
 
 
 class SetApprovalModeParams(SessionRef):

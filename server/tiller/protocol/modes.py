@@ -18,7 +18,7 @@ PROTOCOL_VERSION = 1
 FEATURES = ["sessions", "steering", "followUp", "abort", "editorContext", "deltaStreaming"]
 
 # ask: every change and command needs the user's approval; acceptEdits: file changes go
-# through, commands ask; yolo: nothing asks.
+# through, commands ask; yolo: nothing asks. Declared from the strictest to the widest.
 ApprovalMode = Literal["ask", "acceptEdits", "yolo"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = get_args(ApprovalMode)
 

@@ -16,7 +16,7 @@ from .grep import GrepTool
 from .ls import LsTool
 from .ports import ApprovalKind, ApprovalRequest, Approve, FileWriter, OpenDocument
 from .read import ReadTool
-from .workspace import OutsideWorkspaceError, Workspace, safe_env
+from .workspace import OutsideWorkspaceError, Workspace
 from .write import WriteTool
 
 DEFAULT_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
@@ -40,7 +40,6 @@ __all__ = [
     "Workspace",
     "WriteTool",
     "create_coding_tools",
-    "safe_env",
 ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..ai.abort import AbortSignal
 
@@ -31,13 +31,18 @@ async def unless_aborted(awaitable: Awaitable[T], cancel: AbortSignal) -> T:
     """
     raise_if_aborted(cancel)
     work = asyncio.ensure_future(awaitable)
-    aborted = asyncio.ensure_future(cancel.wait())
-    try:
-        await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        aborted.cancel()
+    await done_or_aborted(work, cancel)
     if not work.done():
         work.cancel()
         await asyncio.wait({work})  # let it clean up (e.g. report the approval as cancelled) first
         raise ToolAborted()
     return work.result()
+
+
+async def done_or_aborted(work: asyncio.Future[Any], cancel: AbortSignal) -> None:
+    """Return once `work` is done or the run is aborted, whichever comes first."""
+    aborted = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()

@@ -1,13 +1,14 @@
 """bash `{command, timeout?}`: run a command in the workspace root (pi 13.5).
 
 `/bin/bash -c` in its own session (so its process group holds everything it starts), stdin
-from /dev/null, stdout and stderr merged into one pipe, an environment without provider
-keys or other secrets. Output streams through `on_update` (the rolling tail, at most every
+from /dev/null, stdout and stderr merged into one pipe, the environment of `child_env` (an
+allowlist, never a provider key). Output streams through `on_update` (the rolling tail, at most every
 100 ms). A timeout or an abort ends the whole process group, background jobs included.
 
 When the command finishes normally, jobs it left running in the background (`server &`)
 are left alone: starting one is a legitimate thing to ask for. We stop reading shortly
-after bash exits instead of waiting for them to close the pipe.
+after bash exits instead of waiting for them to close the pipe. They live until tiller
+ends: then the watchdog (watchdog.py) ends the group, whether tiller exited or was killed.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from typing import Any, BinaryIO
 from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from ..environment import child_env
 from .aborts import raise_if_aborted, unless_aborted
 from .output import CommandOutput
 from .ports import ApprovalRequest, Approve
 from .process_group import signal_group, terminate_group
 from .results import text_result
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
-from .workspace import Workspace, safe_env
+from .watchdog import watch
+from .workspace import Workspace
 
 UPDATE_INTERVAL = 0.1  # seconds between streamed updates, at most
 DRAIN_SECONDS = 0.5  # after bash exits, how long output may still arrive (its background jobs hold the pipe)
@@ -105,7 +108,7 @@ async def _run(
     read_end, write_end = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            _shell(), "-c", command, cwd=cwd, env=safe_env(), start_new_session=True,
+            _shell(), "-c", command, cwd=cwd, env=child_env(), start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=write_end, stderr=write_end,
         )  # fmt: skip
     except BaseException:
@@ -113,6 +116,7 @@ async def _run(
         raise
     finally:
         os.close(write_end)
+    watch(proc.pid)  # its own session: the group id is its pid
     # Opened here, not in the pump, so it is closed even if the pump never gets to run.
     pipe = os.fdopen(read_end, "rb", buffering=0)
     updates = _Updates(output, on_update)

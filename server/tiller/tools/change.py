@@ -18,12 +18,12 @@ from typing import Any
 from ..agent.types import AgentTool, AgentToolResult, OnUpdate, resolve
 from ..ai.abort import AbortSignal
 from .aborts import raise_if_aborted, unless_aborted
-from .atomic_write import AtomicFileWriter
+from .atomic_write import AtomicFileWriter, PathChangedError
 from .diff import unified_diff
 from .hunks import Hunk, apply_hunks, diff_hunks
 from .ports import ApprovalKind, ApprovalRequest, Approve, FileWriter, HunkSelection, OpenDocument
 from .results import text_result
-from .workspace import Workspace
+from .workspace import OutsideWorkspaceError, Workspace
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,6 @@ class Proposal:
     new_text: str
     diff: str  # unified diff of old_text -> new_text
     details: Any = None  # extra result details (edit: firstChangedLine)
-
-
 
 
 class PathLocks:
@@ -92,6 +90,7 @@ class FileChangeTool(AgentTool):
                 request = self.approval_request(tool_call_id, proposal)
                 selection = await unless_aborted(resolve(self.approve(request)), cancel)
             raise_if_aborted(cancel)
+            self._check_unchanged(args.get("path"), proposal.path)
             if selection is not None:
                 return await self._apply_selected(proposal, request.hunks, selection)
             await self.writer.write(proposal.path, proposal.new_text)
@@ -113,6 +112,20 @@ class FileChangeTool(AgentTool):
         )
         return text_result(text, {"diff": applied.diff, "appliedHunks": [h.id for h in kept],
                                   "rejectedHunks": [h.id for h in dropped]})
+
+    def _check_unchanged(self, display: str | None, approved: Path) -> None:
+        """The path resolves where it did when the change was planned (and approved): a
+        directory swapped for a symlink meanwhile would send the write elsewhere. The
+        writer re-checks each directory as it writes (atomic_write.py)."""
+        try:
+            now = self.workspace.resolve(display)
+        except OutsideWorkspaceError:
+            now = None
+        if now != approved:
+            raise PathChangedError(
+                f"Not written: {display} changed while the change waited for approval "
+                f"(it no longer leads to {approved}). Check the path and try again."
+            )
 
 
 def _hunk_list(hunks: list[Hunk]) -> str:

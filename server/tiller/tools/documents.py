@@ -7,11 +7,13 @@ import asyncio
 from pathlib import Path
 
 from ..agent.types import resolve
+from .files import MAX_EDIT_BYTES, read_regular
 from .ports import OpenDocument
 
 
 async def current_text(path: Path, open_document: OpenDocument | None, *, strict: bool = False) -> str | None:
     """The editor's text for `path`, else the file decoded as UTF-8, else None if missing.
+    Only a regular file with one link, of at most MAX_EDIT_BYTES, is read (files.py).
 
     `strict` refuses undecodable files instead of replacing bad bytes, for callers that
     write the text back (an edit must not silently corrupt a Latin-1 file).
@@ -20,7 +22,7 @@ async def current_text(path: Path, open_document: OpenDocument | None, *, strict
     if text is not None:
         return text
     try:
-        data = await asyncio.to_thread(path.read_bytes)
+        data = await asyncio.to_thread(read_regular, path, None, MAX_EDIT_BYTES)
     except FileNotFoundError:
         return None
     try:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from typing import Any
 
 from ..agent.types import AgentToolResult, OnUpdate
 from ..ai.abort import AbortSignal
+from .files import check_regular
 from .results import capped_listing, positive_int, text_result
 from .ripgrep import glob_filter, run_rg, strip_dot, walk_args
 from .search import SearchTool
@@ -65,6 +67,8 @@ class GrepTool(SearchTool):
             command.append("--fixed-strings")
         if context:
             command.append(f"--context={context}")
+        if not root.is_dir():  # rg would wait forever on a named pipe it is pointed at
+            check_regular(os.stat(root), args.get("path") or root.name)
         # Search "." (or the file's name) from inside: paths come out relative, as pi shows them.
         cwd, target = (root, ".") if root.is_dir() else (root.parent, root.name)
         command += ["--regexp", args["pattern"]]

@@ -2,7 +2,8 @@
 
 bash runs in its own session, so it and its children (including `cmd &` jobs) share one
 process group: signalling the group reaches them all. A process that deliberately leaves
-the group (setsid, a daemon's double fork) is out of reach by design.
+the group (setsid, a daemon's double fork) is out of reach by design. Groups are also
+handed to the watchdog (watchdog.py), which ends them when tiller ends.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import contextlib
 import os
 import signal
 
+from .watchdog import group_alive
+
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL: time to clean up, not to carry on
 KILL_SETTLE_SECONDS = 2.0  # a SIGKILLed process needs no cooperation; this only bounds a stuck kernel
 
@@ -19,28 +22,6 @@ KILL_SETTLE_SECONDS = 2.0  # a SIGKILLed process needs no cooperation; this only
 def signal_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs. Zombies do not count: killed orphans
-    stay zombies until init reaps them, and some container inits never do."""
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:  # no procfs: ask the kernel, zombies included
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
 
 
 async def terminate_group(pgid: int, grace: float | None = None) -> None:

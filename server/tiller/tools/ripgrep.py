@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ai.abort import AbortSignal
+from ..environment import child_env
 from .aborts import ToolAborted, raise_if_aborted
 
 RG_MISSING = (
@@ -106,7 +107,7 @@ async def run_rg(
     """
     raise_if_aborted(cancel)
     proc = await asyncio.create_subprocess_exec(
-        find_rg(), *args, cwd=cwd, limit=_LINE_LIMIT,
+        find_rg(), *args, cwd=cwd, limit=_LINE_LIMIT, env=child_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     loop = asyncio.get_running_loop()

@@ -1,36 +1,22 @@
-"""The session's workspace: which paths the tools may touch, and the environment bash gets.
+"""The session's workspace: which paths the tools may touch.
 
 Every tool path goes through `Workspace.resolve`, which resolves symlinks *before* checking
 containment, so a link inside the workspace that points outside is refused just like `../`.
-There is an unavoidable window between the check and the use (a symlink could be swapped in
-between); the tools run on the user's behalf in their own checkout, so we guard against
-mistakes and model confusion, not against a hostile local process.
+The resolved path is checked again where it is used: reads open its last part without
+following a symlink (files.py), writes walk its directories with no-follow descriptors
+(atomic_write.py), so a directory swapped for a symlink after the check (say, while the user
+looked at the approval) fails the tool instead of writing outside.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 # pi turns these into plain spaces in paths: models sometimes copy them from rendered text.
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
-
-# Variables whose values are credentials, by suffix (case-insensitive).
-_SECRET_SUFFIXES = (
-    "_API_KEY",
-    "_TOKEN",
-    "_SECRET",
-    "_SECRET_KEY",
-    "_ACCESS_KEY",
-    "_PRIVATE_KEY",
-    "_PASSWORD",
-    "_CREDENTIALS",
-)
-# Provider and tiller settings: the agent's shell has no business with any of them.
-_SECRET_PREFIXES = ("OPENAI_", "ANTHROPIC_", "OPENROUTER_", "TILLER_")
-
 
 class OutsideWorkspaceError(PermissionError):
     """A tool path that resolves outside every workspace root."""
@@ -79,14 +65,3 @@ class Workspace:
 
 def _real(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
-
-
-def is_secret_variable(name: str) -> bool:
-    upper = name.upper()
-    return upper.endswith(_SECRET_SUFFIXES) or upper.startswith(_SECRET_PREFIXES)
-
-
-def safe_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for commands the model runs: ours minus provider keys and secrets."""
-    source = os.environ if environ is None else environ
-    return {name: value for name, value in source.items() if not is_secret_variable(name)}

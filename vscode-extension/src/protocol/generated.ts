@@ -878,7 +878,8 @@ export const ERROR_CODES = {
   "PARSE_ERROR": -32700,
   "REQUEST_CANCELLED": -32800,
   "SESSION_BUSY": -32002,
-  "SESSION_NOT_FOUND": -32001
+  "SESSION_NOT_FOUND": -32001,
+  "SESSION_UNREADABLE": -32005
 } as const;
 
 /** Every agent/* method: the names of its params and result types (null: no params). */

@@ -8,7 +8,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
-from ..options import StreamOptions
+from ..options import LOCAL_TIMEOUT_MS, StreamOptions
 from ..types import Model, OpenAICompat
 
 # What a model the catalogue has never heard of is assumed to offer (a model released
@@ -87,7 +87,10 @@ class Provider:
 
     def stream_options(self, model_id: str) -> StreamOptions:
         specific = self.model_settings.get(model_id, RequestSettings())
-        return specific.over(self.settings).options()
+        settings = specific.over(self.settings)
+        if self.local or is_loopback(self.base_url):
+            settings = settings.over(RequestSettings(timeout_ms=LOCAL_TIMEOUT_MS))
+        return settings.options()
 
 
 def is_loopback(base_url: str) -> bool:

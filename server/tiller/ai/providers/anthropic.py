@@ -13,6 +13,7 @@ from typing import Any
 from httpx_sse import ServerSentEvent
 
 from ..http import (
+    CUT_SHORT,
     ProviderError,
     SSERequest,
     decode_json,
@@ -200,9 +201,13 @@ class _Parser:
         self.builder = builder
         self.finished = False
         self._blocks: dict[int, int] = {}  # Anthropic's block index -> builder index
+        self._stop_reason_seen = False
 
     def end(self) -> None:
-        pass  # compatible servers may omit message_stop; a cut shows as a reset
+        # Compatible servers may omit message_stop, but a complete message always carries
+        # its stop_reason (message_delta); a body that ends with neither was cut.
+        if not (self.finished or self._stop_reason_seen):
+            raise ProviderError(CUT_SHORT)
 
     def feed(self, event: ServerSentEvent) -> list[AssistantMessageEvent]:
         if not event.data.strip():
@@ -287,6 +292,7 @@ class _Parser:
     def _stop_reason(self, reason: Any) -> None:
         if reason is None:
             return
+        self._stop_reason_seen = True
         message = self.builder.message
         if reason in STOP_REASONS:
             message.stop_reason = STOP_REASONS[reason]  # type: ignore[assignment]

@@ -16,6 +16,7 @@ from typing import Any
 from httpx_sse import ServerSentEvent
 
 from ..http import (
+    CUT_SHORT,
     ProviderError,
     SSERequest,
     as_int,
@@ -235,9 +236,14 @@ class _Parser:
         self._thinking: int | None = None
         self._tools: dict[Any, int] = {}  # stream index (or LEGACY_CALL) -> builder index
         self._tool_ids: dict[int, str] = {}  # builder index -> call id
+        self._finish_reason_seen = False
 
     def end(self) -> None:
-        pass  # many servers end without [DONE] or a finish_reason; a cut shows as a reset
+        # Some servers omit [DONE], some a finish_reason; every complete stream has one of
+        # them. A body that ends with neither was cut (a proxy, a dropped connection that
+        # still closed cleanly), and its partial text is not a finished answer.
+        if not (self.finished or self._finish_reason_seen):
+            raise ProviderError(CUT_SHORT)
 
     def feed(self, event: ServerSentEvent) -> list[AssistantMessageEvent]:
         data = event.data.strip()
@@ -333,6 +339,7 @@ class _Parser:
         )
 
     def _finish(self, reason: Any) -> None:
+        self._finish_reason_seen = True
         message = self.builder.message
         if reason in FINISH_REASONS:
             message.stop_reason = FINISH_REASONS[reason]  # type: ignore[assignment]
