@@ -164,7 +164,7 @@ class Host:
                               on_resolved=recorder.save_approval,
                               resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
-                          recorder=recorder, document_at=editor.document_at)
+                          recorder=recorder, editor=editor)
         tools = create_coding_tools(
             Workspace(cwd, extra_roots),
             open_document=_DocumentReader(editor, session_id),

@@ -78,7 +78,8 @@ def _endpoint(server: TillerLanguageServer, method: str, handler: Handler) -> Ca
 def _parse(params_type: type[BaseModel] | None, params: Any) -> Any:
     if params_type is None:
         return None
-    if params is None:
+    if params is None or (params == [] and not _required_fields(params_type)):
+        # Absent params, or `[]`: Neovim's Lua encodes an empty table as an empty array.
         params = {}
     if not isinstance(params, dict):
         raise JsonRpcException(f"Invalid params: expected an object, got {type(params).__name__}",
@@ -90,6 +91,10 @@ def _parse(params_type: type[BaseModel] | None, params: Any) -> Any:
             f"{'.'.join(str(part) for part in issue['loc']) or 'params'}: {issue['msg']}" for issue in error.errors()
         )
         raise JsonRpcException(f"Invalid params: {problems}", code=ErrorCode.INVALID_PARAMS) from None
+
+
+def _required_fields(params_type: type[BaseModel]) -> list[str]:
+    return [name for name, field in params_type.model_fields.items() if field.is_required()]
 
 
 # --- handlers ------------------------------------------------------------------------------
