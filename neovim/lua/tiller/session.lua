@@ -1,0 +1,453 @@
+-- One chat per workspace root: the server's session behind it, its transcript, its pending
+-- approvals and queue, kept in step with `agent/event` (a gap in `seq` is repaired from
+-- `agent/getState`).
+local client = require('tiller.client')
+local config = require('tiller.config')
+local transcript = require('tiller.transcript')
+local render = require('tiller.render')
+
+local M = {}
+
+-- root -> chat state
+local chats = {}
+-- Set by init.lua: redraw a chat / show its approvals.
+M.on_change = function(_) end
+M.on_approval = function(_) end
+
+local function new_chat(root)
+  return {
+    root = root,
+    id = nil, -- the server's sessionId
+    seq = 0,
+    t = transcript.new(),
+    streaming = false,
+    pending = {}, -- approvalId -> approval_request event, in arrival order in `order`
+    order = {},
+    answered = {}, -- approvalId -> true once the user answered (until approval_resolved)
+    queue = { steering = {}, followUp = {} },
+    model = nil,
+    approval_mode = nil,
+    recovering = false,
+    held = {}, -- events that arrived while recovering
+    context_windows = {}, -- model ref -> context window
+  }
+end
+
+function M.get(root)
+  chats[root] = chats[root] or new_chat(root)
+  return chats[root]
+end
+
+function M.all()
+  return chats
+end
+
+local function changed(chat)
+  M.on_change(chat)
+end
+
+local function error_message(err)
+  return type(err) == 'table' and (err.message or vim.inspect(err)) or tostring(err)
+end
+
+function M.note(chat, text, level)
+  transcript.note(chat.t, text, level)
+  changed(chat)
+end
+
+-- --- approvals -----------------------------------------------------------------------------
+
+local function add_approval(chat, request)
+  if not chat.pending[request.approvalId] then
+    table.insert(chat.order, request.approvalId)
+  end
+  chat.pending[request.approvalId] = request
+  local tool = chat.t.tools[request.toolCallId]
+  if tool then
+    tool.approval = request.title
+    transcript.touch(chat.t, tool)
+  end
+end
+
+local function drop_approval(chat, approval_id)
+  local request = chat.pending[approval_id]
+  chat.pending[approval_id] = nil
+  chat.answered[approval_id] = nil
+  chat.order = vim.tbl_filter(function(id)
+    return id ~= approval_id
+  end, chat.order)
+  local tool = request and chat.t.tools[request.toolCallId]
+  if tool then
+    tool.approval = nil
+    transcript.touch(chat.t, tool)
+  end
+end
+
+-- The first pending approval the user has not answered yet.
+function M.next_approval(chat)
+  for _, id in ipairs(chat.order) do
+    if not chat.answered[id] then
+      return chat.pending[id]
+    end
+  end
+  return nil
+end
+
+-- --- events ----------------------------------------------------------------------------------
+
+local function usage_line(chat, messages)
+  local total = { input = 0, output = 0, cost = { total = 0 } }
+  local last
+  for _, message in ipairs(messages or {}) do
+    if message.role == 'assistant' and message.usage then
+      total.input = total.input + (message.usage.input or 0)
+      total.output = total.output + (message.usage.output or 0)
+      total.cost.total = total.cost.total + (message.usage.cost and message.usage.cost.total or 0)
+      last = message
+    end
+  end
+  if not last then
+    return nil
+  end
+  local u = last.usage
+  local context = (u.totalTokens or 0) > 0 and u.totalTokens
+    or (u.input or 0) + (u.output or 0) + (u.cacheRead or 0) + (u.cacheWrite or 0)
+  return render.usage(total, context, chat.context_windows[chat.model])
+end
+
+local handlers = {}
+
+function handlers.agent_start(chat)
+  chat.streaming = true
+end
+
+function handlers.message_start(chat, event)
+  local message = event.message
+  if message.role == 'user' then
+    transcript.user(chat.t, message)
+  elseif message.role == 'assistant' then
+    local partial = vim.deepcopy(message)
+    partial.content = partial.content or {}
+    chat.t.streaming_reply = transcript.reply(chat.t, partial)
+  end
+end
+
+function handlers.message_update(chat, event)
+  transcript.apply_delta(chat.t, event.assistantMessageEvent)
+end
+
+function handlers.message_end(chat, event)
+  local message = event.message
+  if message.role ~= 'assistant' then
+    return
+  end
+  local item = chat.t.streaming_reply
+  if item then
+    item.message = message
+    transcript.touch(chat.t, item)
+  else
+    transcript.reply(chat.t, message)
+  end
+  chat.t.streaming_reply = nil
+  transcript.reply_ended(chat.t, message)
+end
+
+function handlers.tool_execution_start(chat, event)
+  transcript.tool(chat.t, event.toolCallId, event.toolName, event.args)
+end
+
+function handlers.tool_execution_end(chat, event)
+  transcript.finish_tool(chat.t, event.toolCallId, event.toolName, event.result, event.isError)
+end
+
+function handlers.agent_end(chat, event)
+  chat.streaming = false
+  chat.t.streaming_reply = nil
+  local line = usage_line(chat, event.messages)
+  if line then
+    transcript.note(chat.t, line)
+  end
+end
+
+function handlers.queue_update(chat, event)
+  chat.queue = { steering = event.steering or {}, followUp = event.followUp or {} }
+end
+
+function handlers.session_state(chat, event)
+  chat.model = event.model
+  chat.approval_mode = event.approvalMode
+end
+
+function handlers.approval_request(chat, event)
+  add_approval(chat, event)
+  M.on_approval(chat)
+end
+
+function handlers.approval_resolved(chat, event)
+  drop_approval(chat, event.approvalId)
+  M.on_approval(chat)
+end
+
+function handlers.persistence_error(chat, event)
+  transcript.note(chat.t, 'Session not saved: ' .. event.message, 'warn')
+end
+
+local function apply(chat, event)
+  local handler = handlers[event.type]
+  if handler then
+    handler(chat, event)
+  end
+end
+
+-- Rebuild the chat from `agent/getState`.
+local function restore(chat, state)
+  chat.t = transcript.from_messages(state.messages, state.isStreaming and state.streamMessage or nil)
+  chat.streaming = state.isStreaming
+  chat.seq = state.seq
+  chat.model = state.model
+  chat.approval_mode = state.approvalMode
+  chat.queue = state.queue or { steering = {}, followUp = {} }
+  chat.pending, chat.order = {}, {}
+  for _, request in ipairs(state.pendingApprovals or {}) do
+    add_approval(chat, request)
+  end
+  if state.error and not state.isStreaming then
+    transcript.note(chat.t, 'Error: ' .. state.error, 'error')
+  end
+end
+
+function M.refresh(chat, on_done)
+  client.with_client(chat.root, function(lsp, message)
+    if not lsp or not chat.id then
+      chat.recovering = false
+      if on_done then
+        on_done(message)
+      end
+      return
+    end
+    client.request(lsp, 'agent/getState', { sessionId = chat.id }, function(err, state)
+      chat.recovering = false
+      if err then
+        M.note(chat, 'Could not reload the session: ' .. error_message(err), 'error')
+      else
+        restore(chat, state)
+        -- Events that came while the state was on its way: the newer ones still apply.
+        local held = chat.held
+        chat.held = {}
+        table.sort(held, function(a, b)
+          return a.seq < b.seq
+        end)
+        for _, params in ipairs(held) do
+          if params.seq == chat.seq + 1 then
+            chat.seq = params.seq
+            apply(chat, params.event)
+          end
+        end
+      end
+      changed(chat)
+      M.on_approval(chat)
+      if on_done then
+        on_done(err and error_message(err) or nil)
+      end
+    end)
+  end)
+end
+
+-- One `agent/event` notification.
+function M.on_event(root, params)
+  local chat = chats[root]
+  if not chat or params.sessionId ~= chat.id then
+    return
+  end
+  if chat.recovering then
+    table.insert(chat.held, params)
+    return
+  end
+  if params.seq ~= chat.seq + 1 then
+    if params.seq <= chat.seq then
+      return -- already seen (the state we rebuilt from included it)
+    end
+    chat.recovering = true
+    table.insert(chat.held, params)
+    M.refresh(chat)
+    return
+  end
+  chat.seq = params.seq
+  apply(chat, params.event)
+  changed(chat)
+end
+
+function M.on_exit(root, code, signal)
+  local chat = chats[root]
+  if not chat then
+    return
+  end
+  chat.streaming = false
+  chat.t.streaming_reply = nil
+  chat.pending, chat.order = {}, {}
+  chat.queue = { steering = {}, followUp = {} }
+  chat.restart = chat.id -- resumed (it was saved) on the next prompt
+  chat.id = nil
+  local why = signal ~= 0 and ('signal ' .. signal) or ('code ' .. code)
+  transcript.note(chat.t, string.format('tiller exited (%s). It starts again with your next prompt.', why), 'warn')
+  changed(chat)
+  M.on_approval(chat)
+end
+
+-- --- requests --------------------------------------------------------------------------------
+
+local function opened(chat, result)
+  chat.id = result.sessionId
+  chat.model = result.model
+  chat.approval_mode = result.approvalMode
+  chat.seq = 0
+end
+
+local function remember_models(chat, lsp)
+  client.request(lsp, 'agent/listModels', vim.empty_dict(), function(err, result)
+    if not err and result then
+      for _, model in ipairs(result.models) do
+        chat.context_windows[model.provider .. '/' .. model.id] = model.contextWindow
+      end
+    end
+  end)
+end
+
+-- Call `callback(lsp)` with a session open (created, or resumed after a restart).
+function M.with_session(chat, callback)
+  client.with_client(chat.root, function(lsp, message)
+    if not lsp then
+      M.note(chat, message, 'error')
+      return
+    end
+    if chat.id then
+      callback(lsp)
+      return
+    end
+    local function create()
+      local params = { approvalMode = config.options.approval_mode, model = config.options.model }
+      client.request(lsp, 'agent/newSession', params, function(err, result)
+        if err then
+          M.note(chat, 'Could not start a session: ' .. error_message(err), 'error')
+          return
+        end
+        opened(chat, result)
+        remember_models(chat, lsp)
+        changed(chat)
+        callback(lsp)
+      end)
+    end
+    if not chat.restart then
+      create()
+      return
+    end
+    local previous = chat.restart
+    chat.restart = nil
+    client.request(lsp, 'agent/loadSession', { sessionId = previous }, function(err, result)
+      if err then
+        create() -- it never completed a message, so nothing was saved
+        return
+      end
+      -- The chat already shows this conversation (and the note that the server exited).
+      opened(chat, result)
+      remember_models(chat, lsp)
+      callback(lsp)
+    end)
+  end)
+end
+
+-- Send what the user typed: a prompt, or while a run streams a steering message (or with
+-- `opts.follow_up` a follow-up). `opts.context`: editor context items for a prompt.
+function M.send(chat, text, opts)
+  opts = opts or {}
+  M.with_session(chat, function(lsp)
+    if chat.streaming then
+      local method = opts.follow_up and 'agent/followUp' or 'agent/steer'
+      client.request(lsp, method, { sessionId = chat.id, text = text }, function(err, queue)
+        if err then
+          M.note(chat, error_message(err), 'error')
+        elseif queue then
+          chat.queue = queue
+          changed(chat)
+        end
+      end)
+      return
+    end
+    local params = { sessionId = chat.id, text = text, context = opts.context }
+    if opts.follow_up then
+      params.streamingBehavior = 'followUp'
+    end
+    chat.streaming = true -- until agent_end: what the user sends next steers
+    changed(chat)
+    client.request(lsp, 'agent/prompt', params, function(err)
+      if err then
+        chat.streaming = false
+        M.note(chat, error_message(err), 'error')
+      end
+    end, opts.bufnr)
+  end)
+end
+
+function M.abort(chat)
+  if not chat.id then
+    return
+  end
+  client.with_client(chat.root, function(lsp)
+    if lsp then
+      client.request(lsp, 'agent/abort', { sessionId = chat.id }, function() end)
+    end
+  end)
+end
+
+function M.respond(chat, approval_id, option_id, message)
+  chat.answered[approval_id] = true
+  client.with_client(chat.root, function(lsp)
+    if not lsp or not chat.id then
+      return
+    end
+    local params = { sessionId = chat.id, approvalId = approval_id, optionId = option_id, message = message }
+    client.request(lsp, 'agent/respondApproval', params, function(err)
+      -- Already answered or cancelled (the run was aborted meanwhile): nothing to do.
+      if err and err.code ~= -32004 then
+        M.note(chat, error_message(err), 'error')
+      end
+    end)
+  end)
+end
+
+-- Resume the saved session `session_id` in this chat.
+function M.load(chat, session_id, on_done)
+  client.with_client(chat.root, function(lsp, message)
+    if not lsp then
+      M.note(chat, message, 'error')
+      return
+    end
+    client.request(lsp, 'agent/loadSession', { sessionId = session_id }, function(err, result)
+      if err then
+        M.note(chat, 'Could not resume the session: ' .. error_message(err), 'error')
+        return
+      end
+      opened(chat, result)
+      remember_models(chat, lsp)
+      M.refresh(chat, on_done)
+    end)
+  end)
+end
+
+-- A settings request for the chat's session (setModel, setApprovalMode).
+function M.set(chat, method, params)
+  M.with_session(chat, function(lsp)
+    params.sessionId = chat.id
+    client.request(lsp, method, params, function(err, settings)
+      if err then
+        M.note(chat, error_message(err), 'error')
+        return
+      end
+      chat.model = settings.model
+      chat.approval_mode = settings.approvalMode
+      changed(chat)
+    end)
+  end)
+end
+
+return M
