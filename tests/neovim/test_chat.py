@@ -22,7 +22,7 @@ def test_a_reply_streams_into_the_chat_buffer(start_neovim):
 
     lines = nvim.chat_lines()
     assert lines[:6] == ["## You", "say hello", "", "## tiller", "Hello from **tiller**.", "Second line."]
-    assert lines[-1].startswith("_↑10 ↓3") and "context 13" in lines[-1]
+    assert lines[-1].startswith("─ ↑10 ↓3") and "context 13" in lines[-1]
     assert nvim.lua("return vim.bo[require('tiller.chat').chat_buffer(require('tiller').chat())].filetype") == "tiller"
     assert nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == [""]  # the prompt was taken
 
@@ -38,7 +38,7 @@ def test_thinking_is_folded_and_tool_calls_are_one_line(start_neovim, workspace)
     nvim.wait_idle()
 
     lines = nvim.chat_lines()
-    think = lines.index("💭 Thinking")
+    think = lines.index("∴ Thinking")
     assert lines[think + 1 : think + 3] == ["  Let me look.", "  At the notes."]
     assert "✓ read notes.md → 4 lines" in lines
     # In the chat window the thinking block is a closed fold.
@@ -78,7 +78,7 @@ def test_abort_from_the_prompt_buffer(start_neovim):
     nvim.feed("<C-c>")
     nvim.wait_idle()
     lines = nvim.chat_lines()
-    assert lines[-3:-1] == ["⚠ Aborted.", ""] and lines[-1].startswith("_↑")
+    assert lines[-3:-1] == ["⚠ Aborted.", ""] and lines[-1].startswith("─ ↑")
     assert nvim.chat("streaming") is False
 
 

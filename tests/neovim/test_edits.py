@@ -4,6 +4,8 @@ disk agrees, one `u` reverts it); a rejection changes nothing."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.server.harness import one_call_per_turn, reply, text, tool_call
 
 NOTES = ["alpha", "beta", "gamma"]
@@ -125,3 +127,15 @@ def test_checkhealth_reports_the_server(start_neovim):
     assert "- ✅ OK tiller 0.1.0" in report
     assert "- ✅ OK provider openai: ready" in report  # the test environment's key
     assert "default model: faux/faux-1" in report
+
+
+def test_every_command_has_its_help_tag(start_neovim, tmp_path):
+    nvim = start_neovim()
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    (doc / "tiller.txt").write_bytes((Path(__file__).parents[2] / "neovim" / "doc" / "tiller.txt").read_bytes())
+    nvim.nvim.command(f"helptags {doc}")  # fails on a duplicate tag
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    commands = nvim.lua("return vim.tbl_keys(vim.api.nvim_get_commands({}))")
+    assert {f":{name}" for name in commands if name.startswith("Tiller")} <= tags
+    assert {"tiller.setup()", "tiller-approvals", "tiller-api"} <= tags

@@ -34,7 +34,7 @@ def test_a_multibyte_selection_is_attached_as_context(start_neovim, workspace):
     assert sent == f"explain this\nAttached from the editor: {path} (selection, lines 2-2)\n```txt\npick me ✓ 👍\n```"
     # Neovim 0.11 offers utf-8 first; the range was counted in it.
     assert nvim.lua("return vim.lsp.get_clients({ name = 'tiller' })[1].offset_encoding") == "utf-8"
-    assert "📎 " + str(path) + " (selection, lines 2-2)" in nvim.chat_lines()
+    assert "↳ attached: words.txt (selection, lines 2-2)" in nvim.chat_lines()
 
 
 def test_a_saved_session_is_resumed_with_tiller_sessions(start_neovim):

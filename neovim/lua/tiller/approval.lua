@@ -14,6 +14,7 @@ local function close_preview(root)
   showing[root] = nil
   if current and current.win and vim.api.nvim_win_is_valid(current.win) and #vim.api.nvim_list_wins() > 1 then
     vim.api.nvim_win_close(current.win, true)
+    require('tiller.chat').restore_layout(session.get(root))
   end
 end
 

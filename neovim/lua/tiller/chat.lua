@@ -18,9 +18,12 @@ local function view_of(chat)
   return view
 end
 
-local function scratch(name, filetype)
+local function scratch(name, root, filetype)
   local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(buf, name)
+  -- Short names read better in a statusline; the full root only when two roots share one.
+  if not pcall(vim.api.nvim_buf_set_name, buf, name .. vim.fs.basename(root)) then
+    vim.api.nvim_buf_set_name(buf, name .. root)
+  end
   vim.bo[buf].buftype = 'nofile'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
@@ -35,9 +38,11 @@ end
 function M.chat_buffer(chat)
   local view = view_of(chat)
   if not valid(view.chat) then
-    view.chat = scratch('tiller://chat/' .. chat.root, 'tiller')
+    view.chat = scratch('tiller://chat/', chat.root, 'tiller')
     vim.b[view.chat].tiller_root = chat.root
     vim.bo[view.chat].modifiable = false
+    -- Neovim ships the markdown parser; without it the markdown syntax file still works.
+    pcall(vim.treesitter.start, view.chat, 'markdown')
     view.starts, view.line_count, view.folds = {}, 0, {}
     chat.t.dirty_from = 1
     M.keymaps(chat, view.chat)
@@ -48,7 +53,7 @@ end
 function M.prompt_buffer(chat)
   local view = view_of(chat)
   if not valid(view.prompt) then
-    view.prompt = scratch('tiller://prompt/' .. chat.root, 'tiller_prompt')
+    view.prompt = scratch('tiller://prompt/', chat.root, 'tiller_prompt')
     vim.b[view.prompt].tiller_root = chat.root
     M.keymaps(chat, view.prompt)
   end
@@ -78,7 +83,7 @@ local function draw(chat)
     if separated(t.items[i - 1], item) then
       table.insert(lines, '')
     end
-    local item_lines, item_folds = render.item(item)
+    local item_lines, item_folds = render.item(item, t.items[i - 1])
     for _, fold in ipairs(item_folds) do
       table.insert(folds, { first + #lines + fold[1], first + #lines + fold[2] })
     end
@@ -122,6 +127,11 @@ function M.foldexpr(lnum)
     end
   end
   return '0'
+end
+
+-- A closed thinking block shows its first line and its size.
+function M.foldtext()
+  return vim.fn.getline(vim.v.foldstart) .. string.format(' (%d lines)', vim.v.foldend - vim.v.foldstart)
 end
 
 local function status(chat)
@@ -185,7 +195,30 @@ function M.is_open(chat)
   return #chats > 0
 end
 
+local function key_hint()
+  local keys = config.options.keys
+  local function first(spec)
+    return type(spec) == 'table' and (spec.n or spec.i) or spec
+  end
+  local hints = {}
+  for _, hint in ipairs({ { keys.send, 'send/steer' }, { keys.follow_up, 'follow-up' }, { keys.abort, 'abort' } }) do
+    if first(hint[1]) then
+      table.insert(hints, first(hint[1]) .. ' ' .. hint[2])
+    end
+  end
+  return 'prompt · ' .. table.concat(hints, ' · ')
+end
+
+local function setup_prompt_window(win)
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].signcolumn = 'no'
+  vim.wo[win].winfixheight = true
+  vim.wo[win].winbar = (key_hint():gsub('%%', '%%%%'))
+end
+
 local function setup_chat_window(win)
+  vim.wo[win].winfixwidth = true
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
   vim.wo[win].number = false
@@ -193,6 +226,7 @@ local function setup_chat_window(win)
   vim.wo[win].signcolumn = 'no'
   vim.wo[win].foldmethod = 'expr'
   vim.wo[win].foldexpr = "v:lua.require'tiller.chat'.foldexpr(v:lnum)"
+  vim.wo[win].foldtext = "v:lua.require'tiller.chat'.foldtext()"
   vim.wo[win].foldlevel = 0
   vim.wo[win].foldenable = true
   vim.wo[win].conceallevel = 2
@@ -239,8 +273,9 @@ function M.open(chat)
   end
   local chat_buf, prompt_buf = M.chat_buffer(chat), M.prompt_buffer(chat)
   local open = config.options.chat.layout == 'float' and open_float or open_split
-  local chat_win = open(chat_buf, prompt_buf)
+  local chat_win, prompt_win = open(chat_buf, prompt_buf)
   setup_chat_window(chat_win)
+  setup_prompt_window(prompt_win)
   chat.t.dirty_from = chat.t.dirty_from or 1
   if chat.t.dirty_from == 1 then
     view_of(chat).starts, view_of(chat).line_count, view_of(chat).folds = {}, 0, {}
@@ -250,20 +285,22 @@ function M.open(chat)
   vim.api.nvim_win_set_cursor(chat_win, { math.max(1, vim.api.nvim_buf_line_count(chat_buf)), 0 })
 end
 
+-- The prompt keeps its height when other windows come and go (an approval's diff).
+function M.restore_layout(chat)
+  local _, prompts = M.windows(chat)
+  for _, win in ipairs(prompts) do
+    if vim.api.nvim_win_get_config(win).relative == '' then
+      vim.api.nvim_win_set_height(win, config.options.chat.input_height)
+    end
+  end
+end
+
 function M.close(chat)
   local chats, prompts = M.windows(chat)
   for _, win in ipairs(vim.list_extend(chats, prompts)) do
     if vim.api.nvim_win_is_valid(win) and #vim.api.nvim_list_wins() > 1 then
       vim.api.nvim_win_close(win, false)
     end
-  end
-end
-
-function M.toggle(chat)
-  if M.is_open(chat) then
-    M.close(chat)
-  else
-    M.open(chat)
   end
 end
 

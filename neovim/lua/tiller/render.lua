@@ -70,26 +70,32 @@ local function user_lines(item)
     if block.type == 'text' then
       local attached = block.text:match('^Attached from the editor: ([^\n]*)')
       if attached and not first then
-        table.insert(lines, '📎 ' .. attached)
+        local name, where = attached:match('^(.*) (%b())$')
+        if name then
+          attached = vim.fn.fnamemodify(name, ':~:.') .. ' ' .. where
+        end
+        table.insert(lines, '↳ attached: ' .. attached)
       else
         vim.list_extend(lines, split(block.text))
       end
       first = false
     elseif block.type == 'image' then
-      table.insert(lines, '🖼 image (' .. (block.mimeType or '?') .. ')')
+      table.insert(lines, '↳ image (' .. (block.mimeType or '?') .. ')')
     end
   end
   return lines, {}
 end
 
-local function reply_lines(item)
-  local lines, folds = { '## tiller' }, {}
+local function reply_lines(item, previous)
+  -- One heading per reply: the turns after a tool call continue it.
+  local continues = previous and (previous.kind == 'reply' or previous.kind == 'tool')
+  local lines, folds = continues and {} or { '## tiller' }, {}
   for _, block in ipairs(item.message.content or {}) do
     if block.type == 'text' and block.text ~= '' then
       vim.list_extend(lines, split(block.text))
     elseif block.type == 'thinking' and (block.thinking or '') ~= '' then
       local first = #lines + 1
-      table.insert(lines, '💭 Thinking')
+      table.insert(lines, '∴ Thinking')
       for _, line in ipairs(split(block.thinking)) do
         table.insert(lines, '  ' .. line)
       end
@@ -99,11 +105,12 @@ local function reply_lines(item)
   return lines, folds
 end
 
-function M.item(item)
+-- The lines of `item` (which follows `previous`) and its folds.
+function M.item(item, previous)
   if item.kind == 'user' then
     return user_lines(item)
   elseif item.kind == 'reply' then
-    return reply_lines(item)
+    return reply_lines(item, previous)
   elseif item.kind == 'tool' then
     local line = string.format('%s %s %s → %s', ICONS[item.status] or '•', item.name, tool_subject(item.name, item.args),
       tool_summary(item))
@@ -128,7 +135,7 @@ function M.usage(usage, context_tokens, context_window)
     local window = context_window and string.format(' / %d', context_window) or ''
     table.insert(parts, string.format('context %d%s', context_tokens, window))
   end
-  return '_' .. table.concat(parts, ' · ') .. '_'
+  return '─ ' .. table.concat(parts, ' · ')
 end
 
 return M
