@@ -107,3 +107,15 @@ def test_a_gap_in_seq_is_repaired_from_get_state(start_neovim):
     lines = nvim.chat_lines()
     assert lines[:5] == ["## You", "hello", "", "## tiller", "Before the gap, after the gap."]
     assert lines.count("## tiller") == 1
+
+
+def test_the_chat_can_be_a_float(start_neovim):
+    nvim = start_neovim([reply(text("Floating."))], setup={"chat": {"layout": "float"}})
+    nvim.type_prompt("hi")
+    nvim.wait_idle()
+    chats, prompts = nvim.lua("return { require('tiller.chat').windows(require('tiller').chat()) }")
+    assert nvim.lua("return vim.api.nvim_win_get_config(...).relative", chats[0]) == "editor"
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == prompts[0]
+    assert "Floating." in nvim.chat_lines()
+    nvim.nvim.command("Tiller")
+    assert nvim.lua("return #vim.api.nvim_list_wins()") == 1

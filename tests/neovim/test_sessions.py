@@ -6,6 +6,9 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+from pynvim.api.common import NvimError
+
 from tests.server.harness import openai_env, openai_text
 from tests.support.sse_server import Reply, SSEServer
 
@@ -93,3 +96,23 @@ def test_the_server_exiting_is_shown_and_the_next_prompt_restarts_it(start_neovi
         "user", "assistant", "user"]
     text = nvim.chat_text()
     assert text.index("One.") < text.index("tiller exited") < text.index("## You\nsecond") < text.index("Two.")
+
+
+def test_model_and_approval_mode_are_picked_for_the_session(start_neovim):
+    nvim = start_neovim()
+    nvim.nvim.command("TillerModel")
+    question = nvim.wait_asked(1)
+    assert question["prompt"] == "tiller model"
+    faux = next(i for i, label in enumerate(question["labels"], 1) if label.startswith("faux/faux-1"))
+    nvim.answer(1, faux)
+    nvim.wait("require('tiller').chat().model == 'faux/faux-1'", what="the model to be set")
+    nvim.nvim.command("TillerApprovalMode yolo")
+    nvim.wait("require('tiller').chat().approval_mode == 'yolo'", what="the approval mode to be set")
+    session_id = nvim.chat("id")
+    state = nvim.lua("""
+        local lsp = vim.lsp.get_clients({ name = 'tiller' })[1]
+        return lsp:request_sync('agent/getState', { sessionId = ... }, 5000).result
+    """, session_id)
+    assert (state["model"], state["approvalMode"]) == ("faux/faux-1", "yolo")
+    with pytest.raises(NvimError, match="approval mode must be one of ask, acceptEdits, yolo"):
+        nvim.nvim.command("TillerApprovalMode sometimes")

@@ -185,7 +185,7 @@ class LspEditor:
             document = self._open_documents().get(uri)
             if document is None:
                 return None
-            if _same_text(document.source, expected):
+            if same_text(document.source, expected):
                 return document.source
             remaining = deadline - loop.time()
             if remaining <= 0:
@@ -246,7 +246,7 @@ class LspEditor:
         return self._client_versions_edits() and types.ResourceOperationKind.Create in operations
 
 
-def _same_text(synced: str, expected: str) -> bool:
+def same_text(synced: str, expected: str) -> bool:
     """Whether the editor holds `expected`. Vim-like editors keep the final newline as a
     property of the file ('eol'), so an edit cannot take it away: a buffer that holds
     `expected` plus that newline holds the edit."""
