@@ -12,7 +12,7 @@ local views = {}
 local function view_of(chat)
   local view = views[chat.root]
   if not view then
-    view = { starts = {}, line_count = 0, folds = {} }
+    view = { starts = {}, line_count = 0, folds = {}, drawn = {} }
     views[chat.root] = view
   end
   return view
@@ -43,7 +43,7 @@ function M.chat_buffer(chat)
     vim.bo[view.chat].modifiable = false
     -- Neovim ships the markdown parser; without it the markdown syntax file still works.
     pcall(vim.treesitter.start, view.chat, 'markdown')
-    view.starts, view.line_count, view.folds = {}, 0, {}
+    view.starts, view.line_count, view.folds, view.drawn = {}, 0, {}, {}
     chat.t.dirty_from = 1
     M.keymaps(chat, view.chat)
   end
@@ -102,9 +102,21 @@ local function draw(chat)
     local row = vim.api.nvim_win_get_cursor(win)[1]
     following[win] = row >= view.line_count or win ~= vim.api.nvim_get_current_win()
   end
+  -- Only the lines that differ go into the buffer: a streaming reply changes its last lines,
+  -- and rewriting the whole reply on every delta would make Neovim redo folds and parsing.
+  local same = 0
+  while same < #lines and view.drawn[first + same + 1] == lines[same + 1] do
+    same = same + 1
+  end
   vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, first, -1, false, lines)
+  vim.api.nvim_buf_set_lines(buf, first + same, -1, false, vim.list_slice(lines, same + 1))
   vim.bo[buf].modifiable = false
+  for i = #view.drawn, first + same + 1, -1 do
+    view.drawn[i] = nil
+  end
+  for i = same + 1, #lines do
+    view.drawn[first + i] = lines[i]
+  end
   -- Lines drawn (an empty buffer still has one empty line, which the first item replaces).
   view.line_count = first + #lines
   for win, follow in pairs(following) do
@@ -155,7 +167,20 @@ local function status(chat)
   return (table.concat(parts, ' · '):gsub('%%', '%%%%'))
 end
 
-local scheduled = {}
+-- Redraws are at most this often (ms): a fast stream brings thousands of deltas a second,
+-- and each redraw makes Neovim re-highlight the changed lines.
+local MIN_INTERVAL = 50
+local scheduled, last_draw = {}, {}
+
+local function redraw(chat)
+  scheduled[chat.root] = nil
+  last_draw[chat.root] = vim.uv.now()
+  draw(chat)
+  local view = view_of(chat)
+  for _, win in ipairs(vim.fn.win_findbuf(view.chat or -1)) do
+    vim.wo[win].winbar = status(chat)
+  end
+end
 
 -- Redraw `chat` soon (once, however many events arrive before then).
 function M.update(chat)
@@ -163,19 +188,20 @@ function M.update(chat)
     return
   end
   scheduled[chat.root] = true
-  vim.schedule(function()
-    scheduled[chat.root] = nil
-    draw(chat)
-    local view = view_of(chat)
-    for _, win in ipairs(vim.fn.win_findbuf(view.chat or -1)) do
-      vim.wo[win].winbar = status(chat)
-    end
-  end)
+  local wait = MIN_INTERVAL - (vim.uv.now() - (last_draw[chat.root] or 0))
+  if wait > 0 then
+    vim.defer_fn(function()
+      redraw(chat)
+    end, wait)
+  else
+    vim.schedule(function()
+      redraw(chat)
+    end)
+  end
 end
 
 -- Draw now (tests and commands that read the buffer right away).
 function M.flush(chat)
-  scheduled[chat.root] = nil
   draw(chat)
 end
 
@@ -278,7 +304,8 @@ function M.open(chat)
   setup_prompt_window(prompt_win)
   chat.t.dirty_from = chat.t.dirty_from or 1
   if chat.t.dirty_from == 1 then
-    view_of(chat).starts, view_of(chat).line_count, view_of(chat).folds = {}, 0, {}
+    local view = view_of(chat)
+    view.starts, view.line_count, view.folds, view.drawn = {}, 0, {}, {}
   end
   M.flush(chat)
   vim.wo[chat_win].winbar = status(chat)
