@@ -35,29 +35,31 @@ local function valid(buf)
   return buf and vim.api.nvim_buf_is_valid(buf)
 end
 
-function M.chat_buffer(chat)
+-- The chat's buffer `key` ('chat' or 'prompt'), created on first use.
+local function buffer(chat, key, filetype, prepare)
   local view = view_of(chat)
-  if not valid(view.chat) then
-    view.chat = scratch('tiller://chat/', chat.root, 'tiller')
-    vim.b[view.chat].tiller_root = chat.root
-    vim.bo[view.chat].modifiable = false
+  if not valid(view[key]) then
+    local buf = scratch('tiller://' .. key .. '/', chat.root, filetype)
+    view[key] = buf
+    vim.b[buf].tiller_root = chat.root
+    prepare(buf, view)
+    M.keymaps(chat, buf)
+  end
+  return view[key]
+end
+
+function M.chat_buffer(chat)
+  return buffer(chat, 'chat', 'tiller', function(buf, view)
+    vim.bo[buf].modifiable = false
     -- Neovim ships the markdown parser; without it the markdown syntax file still works.
-    pcall(vim.treesitter.start, view.chat, 'markdown')
+    pcall(vim.treesitter.start, buf, 'markdown')
     view.starts, view.line_count, view.folds, view.drawn = {}, 0, {}, {}
     chat.t.dirty_from = 1
-    M.keymaps(chat, view.chat)
-  end
-  return view.chat
+  end)
 end
 
 function M.prompt_buffer(chat)
-  local view = view_of(chat)
-  if not valid(view.prompt) then
-    view.prompt = scratch('tiller://prompt/', chat.root, 'tiller_prompt')
-    vim.b[view.prompt].tiller_root = chat.root
-    M.keymaps(chat, view.prompt)
-  end
-  return view.prompt
+  return buffer(chat, 'prompt', 'tiller_prompt', function() end)
 end
 
 -- --- drawing -------------------------------------------------------------------------------

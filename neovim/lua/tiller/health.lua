@@ -41,7 +41,7 @@ local function ask_server(cmd)
   call('initialize', { processId = vim.fn.getpid(), rootUri = vim.NIL, capabilities = vim.empty_dict() })
   if not failure then
     rpc.notify('initialized', vim.empty_dict())
-    call('agent/listModels', vim.empty_dict())
+    call('agent/listModels', { all = true })
     call('shutdown', vim.NIL)
     rpc.notify('exit', vim.NIL)
   end
@@ -82,18 +82,34 @@ function M.check()
       client.PROTOCOL_VERSION))
   end
   local models = answers['agent/listModels'] or { models = {} }
-  local providers = {}
+  local ready, hints = {}, {}
   for _, model in ipairs(models.models or {}) do
-    providers[model.provider] = providers[model.provider] or model.hasKey
+    if model.ready then
+      ready[model.provider] = true
+    elseif not hints[model.provider] then
+      hints[model.provider] = model.setupHint or 'not ready'
+    end
   end
-  local names = vim.tbl_keys(providers)
+  local names = vim.tbl_keys(ready)
   table.sort(names)
   for _, name in ipairs(names) do
-    if providers[name] then
-      health.ok('provider ' .. name .. ': ready')
-    else
-      health.info('provider ' .. name .. ': no API key')
+    health.ok('provider ' .. name .. ': ready')
+  end
+  if #names == 0 then
+    health.warn('no model provider is ready', { 'set an API key (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) in the '
+      .. "server's environment, or setup({ cmd_env = ... })" })
+  end
+  local others = {}
+  for name, hint in pairs(hints) do
+    if not ready[name] then
+      table.insert(others, name .. ' (' .. hint .. ')')
     end
+  end
+  table.sort(others)
+  if #others > 0 then
+    local shown = vim.list_slice(others, 1, 8)
+    health.info(string.format('%d more providers are not ready: %s%s', #others, table.concat(shown, ', '),
+      #others > #shown and ', …' or ''))
   end
   if models.default then
     health.info('default model: ' .. models.default)

@@ -137,11 +137,7 @@ function M.prompt(text, opts)
     session.send(chat, text)
     return
   end
-  client.with_client(chat.root, function(lsp, message)
-    if not lsp then
-      session.note(chat, message, 'error')
-      return
-    end
+  session.with_server(chat, function(lsp)
     client.attach(bufnr)
     session.send(chat, text, { context = { selection_context(bufnr, range, lsp) }, bufnr = bufnr })
   end)
@@ -182,11 +178,7 @@ end
 function M.sessions()
   ensure_setup()
   local chat = chat_here()
-  client.with_client(chat.root, function(lsp, message)
-    if not lsp then
-      session.note(chat, message, 'error')
-      return
-    end
+  session.with_server(chat, function(lsp)
     client.request(lsp, 'agent/listSessions', { cwd = chat.root }, function(err, result)
       if err or not result or #result.sessions == 0 then
         vim.notify(err and err.message or 'tiller: no saved sessions in ' .. chat.root, vim.log.levels.INFO)
@@ -210,7 +202,8 @@ function M.sessions()
   end)
 end
 
--- :TillerModel: pick the model of this chat's session (and of new sessions).
+-- :TillerModel [model or search]: set "provider/id", or pick among the ready models (that
+-- match the words given).
 function M.model(ref)
   ensure_setup()
   local chat = chat_here()
@@ -218,25 +211,30 @@ function M.model(ref)
     config.options.model = model
     session.set(chat, 'agent/setModel', { model = model })
   end
-  if ref and ref ~= '' then
+  if ref and ref:find('/', 1, true) then
     use(ref)
     return
   end
-  client.with_client(chat.root, function(lsp, message)
-    if not lsp then
-      session.note(chat, message, 'error')
-      return
-    end
-    client.request(lsp, 'agent/listModels', vim.empty_dict(), function(err, result)
-      if err then
-        session.note(chat, err.message, 'error')
+  local params = { limit = 500 }
+  if ref and ref ~= '' then
+    params.query = ref
+  end
+  session.with_server(chat, function(lsp)
+    session.request(chat, lsp, 'agent/listModels', params, nil, function(result)
+      for _, m in ipairs(result.models) do
+        chat.context_windows[m.provider .. '/' .. m.id] = m.contextWindow
+      end
+      if #result.models == 0 then
+        vim.notify('tiller: no ready model matches' .. (params.query and (' "' .. params.query .. '"') or ''),
+          vim.log.levels.WARN)
         return
       end
       vim.ui.select(result.models, {
         prompt = 'tiller model',
         kind = 'tiller.model',
         format_item = function(m)
-          return string.format('%s/%s  %s%s', m.provider, m.id, m.name, m.hasKey and '' or '  (no key)')
+          local name = m.provider .. '/' .. m.id
+          return name .. (m.name ~= m.id and ('  ' .. m.name) or '') .. (name == result.default and '  (default)' or '')
         end,
       }, function(choice)
         if choice then

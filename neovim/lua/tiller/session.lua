@@ -29,7 +29,7 @@ local function new_chat(root)
     approval_mode = nil,
     recovering = false,
     held = {}, -- events that arrived while recovering
-    context_windows = {}, -- model ref -> context window
+    context_windows = {}, -- model ref -> context window, as far as a model picker showed them
   }
 end
 
@@ -53,6 +53,29 @@ end
 function M.note(chat, text, level)
   transcript.note(chat.t, text, level)
   changed(chat)
+end
+
+-- Call `callback(lsp)` once the chat's server runs; one that cannot start is a note.
+function M.with_server(chat, callback)
+  client.with_client(chat.root, function(lsp, message)
+    if not lsp then
+      M.note(chat, message, 'error')
+      return
+    end
+    callback(lsp)
+  end)
+end
+
+-- `method` with `params`; `on_result(result)` with its answer, or an error note that starts
+-- with `failure` (nil: just the error message).
+function M.request(chat, lsp, method, params, failure, on_result, bufnr)
+  client.request(lsp, method, params, function(err, result)
+    if err then
+      M.note(chat, (failure and failure .. ': ' or '') .. error_message(err), 'error')
+    elseif on_result then
+      on_result(result)
+    end
+  end, bufnr)
 end
 
 -- --- approvals -----------------------------------------------------------------------------
@@ -296,6 +319,7 @@ end
 
 -- --- requests --------------------------------------------------------------------------------
 
+-- The chat now shows the session of `result` (agent/newSession or agent/loadSession).
 local function opened(chat, result)
   chat.id = result.sessionId
   chat.model = result.model
@@ -303,46 +327,27 @@ local function opened(chat, result)
   chat.seq = 0
 end
 
-local function remember_models(chat, lsp)
-  client.request(lsp, 'agent/listModels', vim.empty_dict(), function(err, result)
-    if not err and result then
-      for _, model in ipairs(result.models) do
-        chat.context_windows[model.provider .. '/' .. model.id] = model.contextWindow
-      end
-    end
-  end)
-end
-
 -- Call `callback(lsp)` with a session open (created, or resumed after a restart).
 function M.with_session(chat, callback)
-  client.with_client(chat.root, function(lsp, message)
-    if not lsp then
-      M.note(chat, message, 'error')
-      return
-    end
+  M.with_server(chat, function(lsp)
     if chat.id then
       callback(lsp)
       return
     end
     local function create()
       local params = { approvalMode = config.options.approval_mode, model = config.options.model }
-      client.request(lsp, 'agent/newSession', params, function(err, result)
-        if err then
-          M.note(chat, 'Could not start a session: ' .. error_message(err), 'error')
-          return
-        end
+      M.request(chat, lsp, 'agent/newSession', params, 'Could not start a session', function(result)
         opened(chat, result)
-        remember_models(chat, lsp)
         changed(chat)
         callback(lsp)
       end)
     end
-    if not chat.restart then
+    local previous = chat.restart
+    chat.restart = nil
+    if not previous then
       create()
       return
     end
-    local previous = chat.restart
-    chat.restart = nil
     client.request(lsp, 'agent/loadSession', { sessionId = previous }, function(err, result)
       if err then
         create() -- it never completed a message, so nothing was saved
@@ -350,7 +355,6 @@ function M.with_session(chat, callback)
       end
       -- The chat already shows this conversation (and the note that the server exited).
       opened(chat, result)
-      remember_models(chat, lsp)
       callback(lsp)
     end)
   end)
@@ -363,13 +367,9 @@ function M.send(chat, text, opts)
   M.with_session(chat, function(lsp)
     if chat.streaming then
       local method = opts.follow_up and 'agent/followUp' or 'agent/steer'
-      client.request(lsp, method, { sessionId = chat.id, text = text }, function(err, queue)
-        if err then
-          M.note(chat, error_message(err), 'error')
-        elseif queue then
-          chat.queue = queue
-          changed(chat)
-        end
+      M.request(chat, lsp, method, { sessionId = chat.id, text = text }, nil, function(queue)
+        chat.queue = queue
+        changed(chat)
       end)
       return
     end
@@ -417,20 +417,12 @@ end
 
 -- Resume the saved session `session_id` in this chat.
 function M.load(chat, session_id, on_done)
-  client.with_client(chat.root, function(lsp, message)
-    if not lsp then
-      M.note(chat, message, 'error')
-      return
-    end
-    client.request(lsp, 'agent/loadSession', { sessionId = session_id }, function(err, result)
-      if err then
-        M.note(chat, 'Could not resume the session: ' .. error_message(err), 'error')
-        return
-      end
-      opened(chat, result)
-      remember_models(chat, lsp)
-      M.refresh(chat, on_done)
-    end)
+  M.with_server(chat, function(lsp)
+    M.request(chat, lsp, 'agent/loadSession', { sessionId = session_id }, 'Could not resume the session',
+      function(result)
+        opened(chat, result)
+        M.refresh(chat, on_done)
+      end)
   end)
 end
 
@@ -438,11 +430,7 @@ end
 function M.set(chat, method, params)
   M.with_session(chat, function(lsp)
     params.sessionId = chat.id
-    client.request(lsp, method, params, function(err, settings)
-      if err then
-        M.note(chat, error_message(err), 'error')
-        return
-      end
+    M.request(chat, lsp, method, params, nil, function(settings)
       chat.model = settings.model
       chat.approval_mode = settings.approvalMode
       changed(chat)

@@ -62,24 +62,20 @@ function M.apply_delta(t, delta)
   end
   local content = item.message.content
   local i = (delta.contentIndex or 0) + 1
-  local kind = delta.type
-  if kind == 'text_start' then
-    content[i] = { type = 'text', text = '' }
-  elseif kind == 'text_delta' then
-    content[i] = content[i] or { type = 'text', text = '' }
-    content[i].text = content[i].text .. delta.delta
-  elseif kind == 'text_end' then
-    content[i] = { type = 'text', text = delta.content }
-  elseif kind == 'thinking_start' then
-    content[i] = { type = 'thinking', thinking = '' }
-  elseif kind == 'thinking_delta' then
-    content[i] = content[i] or { type = 'thinking', thinking = '' }
-    content[i].thinking = content[i].thinking .. delta.delta
-  elseif kind == 'thinking_end' then
-    content[i] = { type = 'thinking', thinking = delta.content }
-  elseif kind == 'toolcall_start' then
+  -- text_* and thinking_* keep their text under the block's type: { type = 'text', text = ... }
+  local field, phase = delta.type:match('^(%a+)_(%a+)$')
+  if field == 'text' or field == 'thinking' then
+    if phase == 'start' or not content[i] then
+      content[i] = { type = field, [field] = '' }
+    end
+    if phase == 'delta' then
+      content[i][field] = content[i][field] .. delta.delta
+    elseif phase == 'end' then
+      content[i][field] = delta.content
+    end
+  elseif delta.type == 'toolcall_start' then
     content[i] = { type = 'toolCall', id = delta.id, name = delta.toolName, arguments = {} }
-  elseif kind == 'toolcall_end' then
+  elseif delta.type == 'toolcall_end' then
     content[i] = delta.toolCall
   end
   -- Lua arrays must not have holes for ipairs; blocks arrive in order, but be safe.
