@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.server.harness import faux_script, server_env
+from tests.server.harness import faux_script, openai_env, server_env
+from tests.support.sse_server import SSEServer
 
 from .driver import Neovim, nvim_binary
 
@@ -30,8 +31,9 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def start_neovim(tmp_path: Path, workspace: Path) -> Iterator[StartNeovim]:
-    """`start_neovim(responses=[...] or env={...}, setup={...})`: a Neovim whose tiller
-    server runs the faux model with that script (or the given environment)."""
+    """`start_neovim(responses=[...], setup={...})`: a Neovim whose tiller server runs the
+    faux model with that script; with `sse=server`, `openai/test-model` from that loopback
+    OpenAI-compatible server instead."""
     numbers = itertools.count(1)
     started: list[Neovim] = []
 
@@ -42,9 +44,13 @@ def start_neovim(tmp_path: Path, workspace: Path) -> Iterator[StartNeovim]:
         delay_ms: float = 0,
         env: dict[str, str] | None = None,
         setup: dict[str, Any] | None = None,
+        sse: SSEServer | None = None,
     ) -> Neovim:
         script = faux_script(tmp_path / f"faux-{next(numbers)}.json", responses or [],
                              chunk_chars=chunk_chars, delay_ms=delay_ms)
+        if sse is not None:  # the model is `openai/test-model`, served by `sse`
+            env = {**(env or {}), **openai_env(sse)}
+            setup = {"model": "openai/test-model", **(setup or {})}
         environment = server_env(tmp_path, TILLER_FAUX_SCRIPT=script, **(env or {}))
         environment["HOME"] = str(tmp_path / "home")  # no user config of Neovim either
         neovim = Neovim(environment, workspace, setup)

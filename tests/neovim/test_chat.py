@@ -3,14 +3,14 @@ from the prompt buffer's keys, and a gap in the event stream is repaired."""
 
 from __future__ import annotations
 
-from tests.server.harness import HOLD, GatedSSEServer, openai_env, openai_text, reply, text, thinking
+from tests.server.harness import HOLD, GatedSSEServer, openai_text, reply, text, thinking
 from tests.support.sse_server import Reply
 
 
 def test_a_reply_streams_into_the_chat_buffer(start_neovim):
     with GatedSSEServer() as server:
         server.reply(Reply(chunks=openai_text("Hello from ", HOLD, "**tiller**.\nSecond line.")))
-        nvim = start_neovim(env=openai_env(server), setup={"model": "openai/test-model"})
+        nvim = start_neovim(sse=server)
         nvim.type_prompt("say hello")
 
         # Mid-stream: the first piece is in the buffer, the rest is not there yet.
@@ -54,7 +54,7 @@ def test_steering_while_the_reply_streams(start_neovim):
     with GatedSSEServer() as server:
         server.reply(Reply(chunks=openai_text("Working on it", HOLD, " still.")),
                      Reply(chunks=openai_text("Switched to Rust.")))
-        nvim = start_neovim(env=openai_env(server), setup={"model": "openai/test-model"})
+        nvim = start_neovim(sse=server)
         nvim.type_prompt("write it in Go")
         nvim.wait_chat("Working on it")
         nvim.type_prompt("actually, use Rust")  # <CR> while a run streams: steer
@@ -85,7 +85,7 @@ def test_abort_from_the_prompt_buffer(start_neovim):
 def test_a_gap_in_seq_is_repaired_from_get_state(start_neovim):
     with GatedSSEServer() as server:
         server.reply(Reply(chunks=openai_text("Before the gap, ", HOLD, "after the gap.")))
-        nvim = start_neovim(env=openai_env(server), setup={"model": "openai/test-model"})
+        nvim = start_neovim(sse=server)
         nvim.type_prompt("hello")
         nvim.wait_chat("Before the gap,")
         # Forget having seen the last events: the next one looks like it skipped some.

@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 from pynvim.api.common import NvimError
 
-from tests.server.harness import openai_env, openai_text
+from tests.server.harness import openai_text
 from tests.support.sse_server import Reply, SSEServer
-
-MODEL = {"model": "openai/test-model"}
 
 
 def user_text(request) -> str:
@@ -26,7 +24,7 @@ def test_a_multibyte_selection_is_attached_as_context(start_neovim, workspace):
     path.write_text("first line\n总结😀 pick me ✓ 👍 rest\n")
     with SSEServer() as server:
         server.reply(Reply(chunks=openai_text("Seen.")))
-        nvim = start_neovim(env=openai_env(server), setup=MODEL)
+        nvim = start_neovim(sse=server)
         buffer = nvim.edit(path)
         nvim.lua("vim.api.nvim_buf_set_lines(..., 0, 1, false, { 'unsaved first line' })", buffer)
         nvim.lua("vim.cmd('normal! 2G0fpvf👍\\27')")  # select "pick me ✓ 👍"
@@ -43,12 +41,12 @@ def test_a_multibyte_selection_is_attached_as_context(start_neovim, workspace):
 def test_a_saved_session_is_resumed_with_tiller_sessions(start_neovim):
     with SSEServer() as server:
         server.reply(Reply(chunks=openai_text("Noted: 42.")), Reply(chunks=openai_text("It was 42.")))
-        first = start_neovim(env=openai_env(server), setup=MODEL)
+        first = start_neovim(sse=server)
         first.type_prompt("remember the number 42")
         first.wait_idle()
         first.close()
 
-        nvim = start_neovim(env=openai_env(server), setup=MODEL)
+        nvim = start_neovim(sse=server)
         nvim.nvim.command("TillerSessions")
         question = nvim.wait_asked(1)
         assert question["prompt"] == "Resume a tiller session"
@@ -81,7 +79,7 @@ def server_pid(nvim) -> int:
 def test_the_server_exiting_is_shown_and_the_next_prompt_restarts_it(start_neovim):
     with SSEServer() as server:
         server.reply(Reply(chunks=openai_text("One.")), Reply(chunks=openai_text("Two.")))
-        nvim = start_neovim(env=openai_env(server), setup=MODEL)
+        nvim = start_neovim(sse=server)
         nvim.type_prompt("first")
         nvim.wait_idle()
         os.kill(server_pid(nvim), signal.SIGKILL)

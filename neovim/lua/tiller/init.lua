@@ -164,6 +164,15 @@ function M.approve()
   approval.ask(chat_here())
 end
 
+-- Ask the user to pick one of `items` with their picker (vim.ui.select).
+local function pick(items, prompt, kind, format_item, on_choice)
+  vim.ui.select(items, { prompt = prompt, kind = 'tiller.' .. kind, format_item = format_item }, function(choice)
+    if choice then
+      on_choice(choice)
+    end
+  end)
+end
+
 local function age(ms)
   local seconds = os.time() - math.floor((ms or 0) / 1000)
   if seconds < 3600 then
@@ -184,19 +193,13 @@ function M.sessions()
         vim.notify(err and err.message or 'tiller: no saved sessions in ' .. chat.root, vim.log.levels.INFO)
         return
       end
-      vim.ui.select(result.sessions, {
-        prompt = 'Resume a tiller session',
-        kind = 'tiller.session',
-        format_item = function(s)
-          return string.format('%s  (%d messages, %s, %s)', s.title ~= '' and s.title or s.sessionId, s.messageCount,
-            s.model, age(s.updatedAt))
-        end,
-      }, function(choice)
-        if choice then
-          session.load(chat, choice.sessionId, function()
-            chat_ui.open(chat)
-          end)
-        end
+      pick(result.sessions, 'Resume a tiller session', 'session', function(s)
+        return string.format('%s  (%d messages, %s, %s)', s.title ~= '' and s.title or s.sessionId, s.messageCount,
+          s.model, age(s.updatedAt))
+      end, function(choice)
+        session.load(chat, choice.sessionId, function()
+          chat_ui.open(chat)
+        end)
       end)
     end)
   end)
@@ -229,17 +232,11 @@ function M.model(ref)
           vim.log.levels.WARN)
         return
       end
-      vim.ui.select(result.models, {
-        prompt = 'tiller model',
-        kind = 'tiller.model',
-        format_item = function(m)
-          local name = m.provider .. '/' .. m.id
-          return name .. (m.name ~= m.id and ('  ' .. m.name) or '') .. (name == result.default and '  (default)' or '')
-        end,
-      }, function(choice)
-        if choice then
-          use(choice.provider .. '/' .. choice.id)
-        end
+      pick(result.models, 'tiller model', 'model', function(m)
+        local name = m.provider .. '/' .. m.id
+        return name .. (m.name ~= m.id and ('  ' .. m.name) or '') .. (name == result.default and '  (default)' or '')
+      end, function(choice)
+        use(choice.provider .. '/' .. choice.id)
       end)
     end)
   end)
