@@ -76,6 +76,11 @@ class Neovim:
             str(PLUGIN), str(cwd), options,
         )
 
+    def use_neovim_010_api(self) -> None:
+        """Start servers and call clients as on Neovim 0.10 (`vim.lsp.start_client`, `client.f()`),
+        which 0.11 still accepts: the plugin's 0.10 path runs here too."""
+        self.lua("require('tiller.client').legacy = true")
+
     def lua(self, code: str, *args: Any) -> Any:
         return self.nvim.exec_lua(code, *args)
 

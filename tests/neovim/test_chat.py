@@ -3,14 +3,19 @@ from the prompt buffer's keys, and a gap in the event stream is repaired."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.server.harness import HOLD, GatedSSEServer, openai_text, reply, text, thinking
 from tests.support.sse_server import Reply
 
 
-def test_a_reply_streams_into_the_chat_buffer(start_neovim):
+@pytest.mark.parametrize("api", ["0.11", "0.10"])
+def test_a_reply_streams_into_the_chat_buffer(start_neovim, api):
     with GatedSSEServer() as server:
         server.reply(Reply(chunks=openai_text("Hello from ", HOLD, "**tiller**.\nSecond line.")))
         nvim = start_neovim(sse=server)
+        if api == "0.10":
+            nvim.use_neovim_010_api()
         nvim.type_prompt("say hello")
 
         # Mid-stream: the first piece is in the buffer, the rest is not there yet.

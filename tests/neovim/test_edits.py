@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.server.harness import one_call_per_turn, reply, text, tool_call
 
 NOTES = ["alpha", "beta", "gamma"]
@@ -32,11 +34,14 @@ def approval_preview(nvim):
     """)
 
 
-def test_an_approved_edit_lands_in_the_buffer_with_its_unsaved_text(start_neovim, workspace):
+@pytest.mark.parametrize("api", ["0.11", "0.10"])
+def test_an_approved_edit_lands_in_the_buffer_with_its_unsaved_text(start_neovim, workspace, api):
     path = workspace / "notes.md"
     path.write_text("\n".join(NOTES) + "\n")
     nvim = start_neovim(one_call_per_turn(
         tool_call("edit", {"path": "notes.md", "oldText": "beta", "newText": "BETA"}, id="e1"), end="Shouted."))
+    if api == "0.10":
+        nvim.use_neovim_010_api()
     buffer = open_with_unsaved_text(nvim, path)
     nvim.nvim.command("normal! 3G")  # the cursor on "gamma", which the edit does not touch
     nvim.type_prompt("shout beta")

@@ -7,7 +7,10 @@ local M = {}
 M.PROTOCOL_VERSION = 1
 M.NAME = 'tiller'
 
-local has_011 = vim.fn.has('nvim-0.11') == 1
+-- Neovim 0.10: `vim.lsp.start_client` and client functions called with `.`; from 0.11 on
+-- `vim.lsp.start({ attach = false })` and methods called with `:`. (A field, so the tests
+-- can run the 0.10 path in 0.11, which still accepts it.)
+M.legacy = vim.fn.has('nvim-0.11') == 0
 
 -- root -> { id = client id, ready = bool, waiting = { callbacks }, info = serverInfo }
 local servers = {}
@@ -25,26 +28,18 @@ function M.root_for(bufnr)
   return vim.fs.normalize(root or vim.fn.getcwd())
 end
 
--- Client methods are called with `:` from 0.11 on; 0.10 has plain functions.
 function M.request(client, method, params, handler, bufnr)
-  if has_011 then
-    return client:request(method, params, handler, bufnr)
+  if M.legacy then
+    return client.request(method, params, handler, bufnr)
   end
-  return client.request(method, params, handler, bufnr)
-end
-
-function M.notify(client, method, params)
-  if has_011 then
-    return client:notify(method, params)
-  end
-  return client.notify(method, params)
+  return client:request(method, params, handler, bufnr)
 end
 
 local function stop(client)
-  if has_011 then
-    client:stop()
-  else
+  if M.legacy then
     client.stop()
+  else
+    client:stop()
   end
 end
 
@@ -152,12 +147,12 @@ local function start(root)
     end,
   }
   local ok, id
-  if has_011 then
+  if M.legacy then
+    ok, id = pcall(vim.lsp.start_client, lsp_config)
+  else
     ok, id = pcall(vim.lsp.start, lsp_config, { attach = false, reuse_client = function()
       return false
     end })
-  else
-    ok, id = pcall(vim.lsp.start_client, lsp_config)
   end
   if not ok or not id then
     servers[root] = nil
