@@ -94,6 +94,66 @@ def test_a_multi_hunk_edit_is_one_undo_step_and_keeps_marks(start_neovim, worksp
     assert nvim.lines(buffer) == before
 
 
+def test_parallel_edits_land_in_their_buffers_one_undo_step_each(start_neovim, workspace):
+    # One reply, three edits, run in parallel: two files are asked about together, and the
+    # second edit of notes.md waits for the first to land in the buffer and starts from it.
+    notes, todo = workspace / "notes.md", workspace / "todo.md"
+    notes.write_text("\n".join(NOTES) + "\n")
+    todo.write_text("buy milk\n")
+    nvim = start_neovim([
+        reply(tool_call("edit", {"path": "notes.md", "oldText": "beta", "newText": "BETA"}, id="n1"),
+              tool_call("edit", {"path": "todo.md", "oldText": "milk", "newText": "bread"}, id="t1"),
+              tool_call("edit", {"path": "notes.md", "oldText": "gamma", "newText": "GAMMA"}, id="n2")),
+        reply(text("Both done.")),
+    ])
+    todo_buffer = nvim.edit(todo)
+    notes_buffer = open_with_unsaved_text(nvim, notes)
+    nvim.type_prompt("shout")
+
+    asked = [nvim.wait_asked(1)["prompt"]]
+    nvim.answer(1, 1)
+    asked.append(nvim.wait_asked(2)["prompt"])
+    nvim.answer(2, 1)
+    assert sorted(asked) == ["Edit notes.md", "Edit todo.md"]
+    assert nvim.wait_asked(3)["prompt"] == "Edit notes.md"
+    _, diff = approval_preview(nvim)
+    assert diff[-4:] == [" BETA", "-gamma", "+GAMMA", " typed, not saved 😀"]  # from the first edit's text
+    nvim.answer(3, 1)
+    nvim.wait_idle()
+
+    edited = ["alpha", "BETA", "GAMMA", "typed, not saved 😀"]
+    assert nvim.lines(notes_buffer) == edited and nvim.lines(todo_buffer) == ["buy bread"]
+    assert notes.read_text() == "\n".join(edited) + "\n" and todo.read_text() == "buy bread\n"
+    assert [line for line in nvim.chat_lines() if line.startswith("✓ edit")] == [
+        "✓ edit notes.md → Successfully replaced text in notes.md.",
+        "✓ edit todo.md → Successfully replaced text in todo.md.",
+        "✓ edit notes.md → Successfully replaced text in notes.md.",
+    ]
+    nvim.lua("vim.api.nvim_set_current_buf(...)", notes_buffer)
+    nvim.feed("u")
+    assert nvim.lines(notes_buffer) == ["alpha", "BETA", "gamma", "typed, not saved 😀"]
+    nvim.feed("u")
+    assert nvim.lines(notes_buffer) == UNSAVED
+
+
+def test_with_save_edited_buffers_off_an_edit_stays_unsaved_in_its_buffer(start_neovim, workspace):
+    path = workspace / "notes.md"
+    path.write_text("\n".join(NOTES) + "\n")
+    nvim = start_neovim(one_call_per_turn(
+        tool_call("edit", {"path": "notes.md", "oldText": "beta", "newText": "BETA"}, id="e1")),
+        setup={"approval_mode": "yolo", "save_edited_buffers": False})
+    buffer = nvim.edit(path)
+    nvim.type_prompt("shout beta")
+    nvim.wait_idle()
+
+    assert nvim.lines(buffer) == ["alpha", "BETA", "gamma"]
+    assert nvim.lua("return vim.bo[...].modified", buffer) is True  # the user saves it, or not
+    assert path.read_text() == "\n".join(NOTES) + "\n"  # nothing written behind the buffer
+    assert "✓ edit notes.md → Successfully replaced text in notes.md." in nvim.chat_lines()
+    nvim.nvim.command("checktime")
+    assert "W1" not in nvim.nvim.command_output("messages")
+
+
 def test_a_rejected_edit_changes_nothing_and_tells_the_model_why(start_neovim, workspace):
     path = workspace / "notes.md"
     path.write_text("\n".join(NOTES) + "\n")

@@ -310,3 +310,41 @@ async def test_open_documents_are_found_however_the_editor_spells_their_uri(star
     [change] = client.applied_edits[0]["edit"]["documentChanges"]
     assert change["textDocument"] == {"uri": (alias / "plain.ts").as_uri(), "version": 4}
     assert plain.read_text() == "plain edited\n"
+
+
+async def test_parallel_edits_of_open_buffers_all_land_one_file_at_a_time(start_tiller, workspace):
+    # Tools of one reply run in parallel: edits of two buffers ask at once, while a second edit
+    # of the same buffer waits for the first to land (and sync) and starts from its text. The
+    # editor is Neovim-like: no documentChanges, and its didChange comes after its answer.
+    notes, todo = workspace / "notes.md", workspace / "todo.md"
+    notes.write_text("alpha\nbeta\ngamma\n")
+    todo.write_text("buy milk\n")
+    client = await start_tiller([
+        reply(tool_call("edit", {"path": "notes.md", "oldText": "beta", "newText": "BETA"}, id="n1"),
+              tool_call("edit", {"path": "todo.md", "oldText": "milk", "newText": "bread"}, id="t1"),
+              tool_call("edit", {"path": "notes.md", "oldText": "gamma", "newText": "GAMMA"}, id="n2")),
+        reply(text("Done.")),
+    ], capabilities=editor_capabilities("neovim@v0.11", approvals=True))
+    client.open_document(notes, "alpha\nbeta\ngamma\n", version=1)
+    client.open_document(todo, "buy milk\n", version=1)
+    client.edit_like_an_editor(sync_delay=0.05)
+    session = await client.new_session()
+    prompt = client.prompt(session, "shout")
+
+    first, second = await client.wait_approval(session, 1), await client.wait_approval(session, 2)
+    assert {first["title"], second["title"]} == {"Edit notes.md", "Edit todo.md"}  # pending together
+    for approval in sorted((first, second), key=lambda a: a["title"], reverse=True):  # todo.md first
+        await client.respond(session, approval["approvalId"], "allow_once")
+    third = await client.wait_approval(session, 3)
+    assert third["title"] == "Edit notes.md"
+    assert third["diff"].endswith(" alpha\n BETA\n-gamma\n+GAMMA\n")  # planned on the first edit's text
+    await client.respond(session, third["approvalId"], "allow_once")
+    answer = await prompt.result()
+
+    assert [r["isError"] for r in tool_results(answer).values()] == [False, False, False]
+    assert client.buffers[notes.as_uri()] == ("alpha\nBETA\nGAMMA\n", 3)
+    assert client.buffers[todo.as_uri()] == ("buy bread\n", 2)
+    assert [list(e["edit"]["changes"]) for e in client.applied_edits] == [
+        [todo.as_uri()], [notes.as_uri()], [notes.as_uri()]]
+    assert notes.read_text() == "alpha\nBETA\nGAMMA\n" and todo.read_text() == "buy bread\n"
+    assert files_in(workspace) == {"notes.md", "todo.md"}
