@@ -76,6 +76,44 @@ def test_steering_while_the_reply_streams(start_neovim):
     assert text_now.index("## You\nactually, use Rust") < text_now.index("Switched to Rust.")
 
 
+def test_a_follow_up_waits_for_the_run_to_end(start_neovim):
+    with GatedSSEServer() as server:
+        server.reply(Reply(chunks=openai_text("Writing the parser", HOLD, ", done.")),
+                     Reply(chunks=openai_text("Tests pass.")))
+        nvim = start_neovim(sse=server)
+        nvim.type_prompt("write a parser")
+        nvim.wait_chat("Writing the parser")
+        nvim.type_prompt("then run the tests", keys="<M-CR>")  # the modifier: queue, don't steer
+        nvim.wait("#require('tiller').chat().queue.followUp == 1", what="the follow-up to be queued")
+        assert nvim.chat("queue")["steering"] == []
+        server.release()
+        nvim.wait_chat("Tests pass.")
+        nvim.wait_idle()
+
+    # The follow-up went to the model only after the first reply had finished.
+    assert server.requests[1].json["messages"][-2:] == [
+        {"role": "assistant", "content": "Writing the parser, done."},
+        {"role": "user", "content": [{"type": "text", "text": "then run the tests"}]},
+    ]
+    text_now = nvim.chat_text()
+    assert text_now.index("Writing the parser, done.") < text_now.index("## You\nthen run the tests")
+    assert text_now.index("## You\nthen run the tests") < text_now.index("Tests pass.")
+
+
+def test_a_model_error_is_shown_in_the_chat(start_neovim):
+    with GatedSSEServer() as server:
+        server.reply(Reply.json(400, {"error": {"message": "This model's maximum context length is 8 tokens",
+                                                "type": "invalid_request_error"}}))
+        nvim = start_neovim(sse=server)
+        nvim.type_prompt("a long question")
+        nvim.wait_idle()
+
+    lines = nvim.chat_lines()
+    [error] = [line for line in lines if line.startswith("**Error** ")]
+    assert "maximum context length is 8 tokens" in error
+    assert nvim.chat("streaming") is False
+
+
 def test_abort_from_the_prompt_buffer(start_neovim):
     nvim = start_neovim([reply(text("slow " * 2000))], chunk_chars=1, delay_ms=20)
     nvim.type_prompt("go slowly")

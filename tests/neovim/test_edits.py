@@ -154,6 +154,25 @@ def test_with_save_edited_buffers_off_an_edit_stays_unsaved_in_its_buffer(start_
     assert "W1" not in nvim.nvim.command_output("messages")
 
 
+def test_a_buffer_opened_while_the_server_runs_is_synced_too(start_neovim, workspace):
+    path = workspace / "notes.md"
+    path.write_text("\n".join(NOTES) + "\n")
+    nvim = start_neovim([
+        reply(text("Hello.")),
+        *one_call_per_turn(tool_call("edit", {"path": "notes.md", "oldText": "beta", "newText": "BETA"}, id="e1")),
+    ], setup={"approval_mode": "yolo"})
+    nvim.type_prompt("hi")
+    nvim.wait_idle()  # the server runs; the file is not open yet
+    nvim.nvim.command("wincmd t")  # from the prompt to the editing window
+    buffer = open_with_unsaved_text(nvim, path)
+    nvim.type_prompt("shout beta")
+    nvim.wait_idle()
+
+    edited = ["alpha", "BETA", "gamma", "typed, not saved 😀"]  # planned on the unsaved buffer
+    assert nvim.lines(buffer) == edited
+    assert path.read_text() == "\n".join(edited) + "\n"
+
+
 def test_a_rejected_edit_changes_nothing_and_tells_the_model_why(start_neovim, workspace):
     path = workspace / "notes.md"
     path.write_text("\n".join(NOTES) + "\n")
