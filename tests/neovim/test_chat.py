@@ -55,14 +55,18 @@ def test_thinking_is_folded_and_tool_calls_are_one_line(start_neovim, workspace)
     assert closed == think + 1
 
 
-def test_steering_while_the_reply_streams(start_neovim):
+@pytest.mark.parametrize("how", ["key", "command"])
+def test_steering_while_the_reply_streams(start_neovim, how):
     with GatedSSEServer() as server:
         server.reply(Reply(chunks=openai_text("Working on it", HOLD, " still.")),
                      Reply(chunks=openai_text("Switched to Rust.")))
         nvim = start_neovim(sse=server)
         nvim.type_prompt("write it in Go")
         nvim.wait_chat("Working on it")
-        nvim.type_prompt("actually, use Rust")  # <CR> while a run streams: steer
+        if how == "key":
+            nvim.type_prompt("actually, use Rust")  # <CR> while a run streams: steer
+        else:
+            nvim.nvim.command("TillerSteer actually, use Rust")
         nvim.wait("#require('tiller').chat().queue.steering == 1", what="the steering message to be queued")
         server.release()
         nvim.wait_chat("Switched to Rust.")
@@ -76,14 +80,18 @@ def test_steering_while_the_reply_streams(start_neovim):
     assert text_now.index("## You\nactually, use Rust") < text_now.index("Switched to Rust.")
 
 
-def test_a_follow_up_waits_for_the_run_to_end(start_neovim):
+@pytest.mark.parametrize("how", ["key", "command"])
+def test_a_follow_up_waits_for_the_run_to_end(start_neovim, how):
     with GatedSSEServer() as server:
         server.reply(Reply(chunks=openai_text("Writing the parser", HOLD, ", done.")),
                      Reply(chunks=openai_text("Tests pass.")))
         nvim = start_neovim(sse=server)
         nvim.type_prompt("write a parser")
         nvim.wait_chat("Writing the parser")
-        nvim.type_prompt("then run the tests", keys="<M-CR>")  # the modifier: queue, don't steer
+        if how == "key":
+            nvim.type_prompt("then run the tests", keys="<M-CR>")  # the modifier: queue, don't steer
+        else:
+            nvim.nvim.command("TillerFollowUp then run the tests")
         nvim.wait("#require('tiller').chat().queue.followUp == 1", what="the follow-up to be queued")
         assert nvim.chat("queue")["steering"] == []
         server.release()
@@ -114,11 +122,15 @@ def test_a_model_error_is_shown_in_the_chat(start_neovim):
     assert nvim.chat("streaming") is False
 
 
-def test_abort_from_the_prompt_buffer(start_neovim):
+@pytest.mark.parametrize("how", ["key", "command"])
+def test_abort_from_the_prompt_buffer_or_a_command(start_neovim, how):
     nvim = start_neovim([reply(text("slow " * 2000))], chunk_chars=1, delay_ms=20)
     nvim.type_prompt("go slowly")
     nvim.wait_chat("slow slow")
-    nvim.feed("<C-c>")
+    if how == "key":
+        nvim.feed("<C-c>")
+    else:
+        nvim.nvim.command("TillerAbort")
     nvim.wait_idle()
     lines = nvim.chat_lines()
     assert lines[-3:-1] == ["⚠ Aborted.", ""] and lines[-1].startswith("─ ↑")
