@@ -1,5 +1,6 @@
-"""The chat in real Neovim: replies stream into the chat buffer, steering and abort work
-from the prompt buffer's keys, and a gap in the event stream is repaired."""
+"""The chat in real Neovim: replies stream into the chat buffer, steering, follow-ups and
+abort work from the prompt buffer's keys and from commands, errors show, and a gap in the
+event stream is repaired."""
 
 from __future__ import annotations
 
