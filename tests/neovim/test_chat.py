@@ -56,57 +56,43 @@ def test_thinking_is_folded_and_tool_calls_are_one_line(start_neovim, workspace)
     assert closed == think + 1
 
 
-@pytest.mark.parametrize("how", ["key", "command"])
-def test_steering_while_the_reply_streams(start_neovim, how):
+# How a message sent while a run streams is typed: the prompt buffer's key, or the command.
+SEND_WHILE_STREAMING = {
+    ("steering", "key"): "<CR>",  # steer: the next turn sees it
+    ("steering", "command"): ":TillerSteer",
+    ("followUp", "key"): "<M-CR>",  # the modifier: queued until the run ends
+    ("followUp", "command"): ":TillerFollowUp",
+}
+
+
+@pytest.mark.parametrize(("queue", "how"), list(SEND_WHILE_STREAMING))
+def test_a_message_sent_while_the_reply_streams_is_queued_for_the_model(start_neovim, queue, how):
     with GatedSSEServer() as server:
         server.reply(Reply(chunks=openai_text("Working on it", HOLD, " still.")),
                      Reply(chunks=openai_text("Switched to Rust.")))
         nvim = start_neovim(sse=server)
         nvim.type_prompt("write it in Go")
         nvim.wait_chat("Working on it")
+        keys = SEND_WHILE_STREAMING[queue, how]
         if how == "key":
-            nvim.type_prompt("actually, use Rust")  # <CR> while a run streams: steer
+            nvim.type_prompt("actually, use Rust", keys=keys)
         else:
-            nvim.nvim.command("TillerSteer actually, use Rust")
-        nvim.wait("#require('tiller').chat().queue.steering == 1", what="the steering message to be queued")
+            nvim.nvim.command(f"{keys[1:]} actually, use Rust")
+        nvim.wait(f"#require('tiller').chat().queue.{queue} == 1", what="the message to be queued")
+        assert sum(len(queued) for queued in nvim.chat("queue").values()) == 1
         server.release()
         nvim.wait_chat("Switched to Rust.")
         nvim.wait_idle()
 
-    # The model's second call saw the steering message, and the chat shows it as a prompt.
-    assert server.requests[1].json["messages"][-1] == {"role": "user", "content": [
-        {"type": "text", "text": "actually, use Rust"}]}
+    # The model's second call saw the message after the first reply, and the chat shows it
+    # as a prompt between the two replies.
+    assert server.requests[1].json["messages"][-2:] == [
+        {"role": "assistant", "content": "Working on it still."},
+        {"role": "user", "content": [{"type": "text", "text": "actually, use Rust"}]},
+    ]
     text_now = nvim.chat_text()
     assert text_now.index("Working on it still.") < text_now.index("## You\nactually, use Rust")
     assert text_now.index("## You\nactually, use Rust") < text_now.index("Switched to Rust.")
-
-
-@pytest.mark.parametrize("how", ["key", "command"])
-def test_a_follow_up_waits_for_the_run_to_end(start_neovim, how):
-    with GatedSSEServer() as server:
-        server.reply(Reply(chunks=openai_text("Writing the parser", HOLD, ", done.")),
-                     Reply(chunks=openai_text("Tests pass.")))
-        nvim = start_neovim(sse=server)
-        nvim.type_prompt("write a parser")
-        nvim.wait_chat("Writing the parser")
-        if how == "key":
-            nvim.type_prompt("then run the tests", keys="<M-CR>")  # the modifier: queue, don't steer
-        else:
-            nvim.nvim.command("TillerFollowUp then run the tests")
-        nvim.wait("#require('tiller').chat().queue.followUp == 1", what="the follow-up to be queued")
-        assert nvim.chat("queue")["steering"] == []
-        server.release()
-        nvim.wait_chat("Tests pass.")
-        nvim.wait_idle()
-
-    # The follow-up went to the model only after the first reply had finished.
-    assert server.requests[1].json["messages"][-2:] == [
-        {"role": "assistant", "content": "Writing the parser, done."},
-        {"role": "user", "content": [{"type": "text", "text": "then run the tests"}]},
-    ]
-    text_now = nvim.chat_text()
-    assert text_now.index("Writing the parser, done.") < text_now.index("## You\nthen run the tests")
-    assert text_now.index("## You\nthen run the tests") < text_now.index("Tests pass.")
 
 
 def test_a_model_error_is_shown_in_the_chat(start_neovim):
