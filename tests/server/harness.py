@@ -115,6 +115,7 @@ class TillerClient(LanguageClient):
         self.received: list[dict[str, Any]] = []  # every message from the server, raw JSON
         self.wire: StrictReader | None = None
         self.initialize_result: types.InitializeResult | None = None
+        self.buffers: dict[str, tuple[str, int]] = {}  # uri -> (text, version) of open documents
         self._waiters: list[tuple[list[Any], Callable[[Any], bool], asyncio.Future[Any]]] = []
 
         def on_event(params: Any) -> None:  # a plain function: pygls tags what it registers
@@ -268,16 +269,71 @@ class TillerClient(LanguageClient):
         self, path: Path, text: str, version: int = 1, language_id: str = "plaintext", uri: str | None = None
     ) -> None:
         """didOpen `path` (under `uri`, if the editor spells it its own way)."""
+        uri = uri or path.as_uri()
+        self.buffers[uri] = (text, version)
         self.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-            uri=uri or path.as_uri(), language_id=language_id, version=version, text=text,
+            uri=uri, language_id=language_id, version=version, text=text,
         )))
 
-    def change_document(self, path: Path, text: str, version: int) -> None:
+    def change_document(self, path: Path, text: str, version: int, uri: str | None = None) -> None:
         """A whole-buffer didChange to `version`, as when the user types."""
+        uri = uri or path.as_uri()
+        self.buffers[uri] = (text, version)
         self.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=version),
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
         ))
+
+    def edit_like_an_editor(self, encoding: str = "utf-16", sync_delay: float | None = None) -> None:
+        """Answer `workspace/applyEdit` as an editor does: apply the text edits to the open
+        buffers (documentChanges or the `changes` map, positions in `encoding`), sync each
+        with a whole-buffer didChange to the next version, and answer `applied: true`. The
+        didChange goes out before the answer (VS Code), or `sync_delay` seconds after it
+        (Neovim debounces its didChange)."""
+
+        def answer(params: dict[str, Any]) -> dict[str, Any]:
+            edit = params["edit"]
+            changes = {c["textDocument"]["uri"]: c["edits"] for c in edit.get("documentChanges", [])
+                       if "textDocument" in c and c["textDocument"]["uri"] in self.buffers}
+            changes.update(edit.get("changes", {}))
+            for uri, edits in changes.items():
+                text, version = self.buffers[uri]
+                edited = apply_text_edits(text, edits, encoding)
+                if sync_delay is None:
+                    self.change_document(Path(), edited, version + 1, uri=uri)
+                else:
+                    self.buffers[uri] = (edited, version + 1)
+                    asyncio.get_running_loop().call_later(
+                        sync_delay, lambda u=uri, t=edited, v=version + 1: self.change_document(Path(), t, v, uri=u))
+            return {"applied": True}
+
+        self.answer_apply_edit = answer
+
+
+def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str = "utf-16") -> str:
+    """`text` with LSP `edits` (raw JSON, positions counted in `encoding`) applied, as an
+    editor applies them: every range refers to the text before any edit."""
+    codec, width = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2), "utf-32": ("utf-32-le", 4)}[encoding]
+    lines = text.split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
+
+    def offset(position: dict[str, int]) -> int:
+        line = lines[position["line"]]
+        used = 0
+        for index, char in enumerate(line):
+            if used >= position["character"]:
+                return starts[position["line"]] + index
+            used += len(char.encode(codec)) // width
+        return starts[position["line"]] + len(line)
+
+    ordered = sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]))
+    pieces, at = [], 0
+    for edit in ordered:
+        start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
+        assert start >= at, f"overlapping edits: {edits}"
+        pieces += [text[at:start], edit["newText"]]
+        at = end
+    return "".join([*pieces, text[at:]])
 
 
 @asynccontextmanager

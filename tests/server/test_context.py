@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from lsprotocol import types
 
 from tests.support.sse_server import Reply, SSEServer
 
-from .harness import openai_env, openai_text
+from .harness import editor_capabilities, openai_env, openai_text, reply, text
 
 
 def position(line: int, character: int) -> dict:
@@ -58,3 +59,32 @@ async def test_the_model_sees_the_unsaved_buffer_selection_not_the_disk(start_ti
     # The user message in the transcript carries the same attachments.
     user = answer["newMessages"][0]
     assert user["role"] == "user" and "EDITED VERSION" in json.dumps(user["content"])
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+async def test_selection_ranges_count_in_the_negotiated_position_encoding(start_tiller, workspace, encoding):
+    before, selected = "总结😀 ", "pick me ✓ 👍"
+    line = f"{before}{selected} rest"
+
+    codec, width = {"utf-8": ("utf-8", 1), "utf-16": ("utf-16-le", 2), "utf-32": ("utf-32-le", 4)}[encoding]
+
+    def units(value: str) -> int:
+        return len(value.encode(codec)) // width
+
+    selection = {"start": position(1, units(before)), "end": position(1, units(before + selected))}
+    open_file, closed_file = workspace / "open.txt", workspace / "closed.txt"
+    closed_file.write_text(f"first\n{line}\n")
+    capabilities = editor_capabilities()
+    capabilities.general.position_encodings = [encoding]
+    client = await start_tiller([reply(text("ok"))], capabilities=capabilities)
+    assert client.initialize_result.capabilities.position_encoding == encoding
+    client.open_document(open_file, f"first\n{line}\n")
+    session = await client.new_session(tools=[])
+    answer = await client.prompt(session, "look", context=[
+        {"uri": open_file.as_uri(), "range": selection},  # from the synced buffer
+        {"uri": closed_file.as_uri(), "range": selection},  # from the disk
+    ]).result()
+
+    blocks = [block["text"] for block in answer["newMessages"][0]["content"][1:]]
+    assert [block.split("\n")[2] for block in blocks] == [selected, selected]
+    assert all("(selection, lines 2-2)" in block for block in blocks)

@@ -4,14 +4,12 @@ tool, a new file is created with `CreateFile`, and files not open go straight to
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from lsprotocol.types import ResourceOperationKind
 
 from .harness import (
-    TillerClient,
     editor_capabilities,
     one_call_per_turn,
     reply,
@@ -20,18 +18,6 @@ from .harness import (
     tool_call,
     tool_results,
 )
-
-
-def like_an_editor(client: TillerClient, path: Path) -> Callable[[dict], dict]:
-    """An applyEdit answer as VS Code gives it for a whole-buffer edit of `path`: the buffer
-    takes the new text (a didChange with the next version reaches the server first)."""
-
-    def answer(params: dict) -> dict:
-        change = params["edit"]["documentChanges"][0]
-        client.change_document(path, change["edits"][0]["newText"], change["textDocument"]["version"] + 1)
-        return {"applied": True}
-
-    return answer
 
 
 def files_in(root: Path) -> set[str]:
@@ -50,7 +36,7 @@ async def test_an_approved_edit_to_an_open_buffer_goes_through_the_editor(start_
         tool_call("edit", {"path": "notes.md", "oldText": "beta", "newText": "BETA"}, id="e1"),
     ), capabilities=capabilities)
     client.open_document(path, unsaved, version=7)
-    client.answer_apply_edit = like_an_editor(client, path)
+    client.edit_like_an_editor()
     session = await client.new_session()
     prompt = client.prompt(session, "shout beta")
 
@@ -65,14 +51,16 @@ async def test_an_approved_edit_to_an_open_buffer_goes_through_the_editor(start_
     assert result_text(results["r1"]) == unsaved
     assert results["e1"]["isError"] is False
     edited = "alpha\nBETA\ntyped, not saved 😀"
+    # Only the changed line is replaced, in a change versioned as the buffer the tool read.
     assert client.applied_edits == [{
         "label": "tiller: edit notes.md",
         "edit": {"documentChanges": [{
             "textDocument": {"uri": path.as_uri(), "version": 7},
-            "edits": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 19}},
-                       "newText": edited}],
+            "edits": [{"range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}},
+                       "newText": "BETA"}],
         }]},
     }]
+    assert client.buffers[path.as_uri()] == (edited, 8)
     # Without savesEditedDocuments the server writes the new text (the user's unsaved line
     # included); a client that saves the buffer itself is left to do so.
     assert path.read_text() == ("alpha\nbeta\n" if editor_saves else edited)
@@ -101,7 +89,7 @@ async def test_a_stale_buffer_fails_the_edit_and_asks_the_model_to_read_again(st
         "textDocument"] == {"uri": path.as_uri(), "version": 1}
 
     # 2. The user types while the approval is pending: the edit was planned on version 1.
-    client.answer_apply_edit = like_an_editor(client, path)
+    client.edit_like_an_editor()
     prompt = client.prompt(session, "set x to 3")
     approval = await client.wait_approval(session, 2)
     client.change_document(path, "x = 1\ny = 0\n", version=2)
@@ -149,23 +137,123 @@ async def test_files_not_open_are_written_to_disk_and_new_ones_created_in_the_ed
     assert files_in(workspace) == {"closed.txt", "new", "new/fresh.txt"}
 
 
-async def test_an_open_buffer_the_client_cannot_edit_is_still_saved(start_tiller, workspace):
-    # Neovim declares no workspaceEdit.documentChanges, so no versioned edit can be sent;
-    # a tiller plugin for it may still declare savesEditedDocuments. The change must not
-    # be lost between the two.
+@pytest.mark.parametrize("editor_saves", [False, True], ids=["server-writes-disk", "editor-saves"])
+async def test_a_client_without_document_changes_gets_the_plain_changes_map(start_tiller, workspace, editor_saves):
+    # Neovim declares workspace.applyEdit but not workspaceEdit.documentChanges: the edit
+    # still goes to its buffer, as a `changes` map, and its didChange comes after its answer.
     path = workspace / "init.lua"
-    path.write_text("local x = 1\n")
+    path.write_text("local x = 1\nreturn x\n")
     client = await start_tiller(
         one_call_per_turn(tool_call("edit", {"path": "init.lua", "oldText": "x = 1", "newText": "x = 2"}, id="e1")),
-        capabilities=editor_capabilities("neovim@v0.11", saves_edited_documents=True),
+        capabilities=editor_capabilities("neovim@v0.11", approvals=True, saves_edited_documents=editor_saves),
     )
-    client.open_document(path, "local x = 1\n", version=3, language_id="lua")
+    client.open_document(path, "local x = 1\nreturn x\n-- unsaved\n", version=0, language_id="lua")
+    client.edit_like_an_editor(sync_delay=0.3)
     session = await client.new_session(approvalMode="yolo")
     answer = await client.prompt(session, "bump x").result()
 
     assert tool_results(answer)["e1"]["isError"] is False
+    assert client.applied_edits == [{"label": "tiller: edit init.lua", "edit": {"changes": {path.as_uri(): [
+        {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 11}}, "newText": "local x = 2"},
+    ]}}}]
+    edited = "local x = 2\nreturn x\n-- unsaved\n"
+    assert client.buffers[path.as_uri()] == (edited, 1)
+    assert path.read_text() == ("local x = 1\nreturn x\n" if editor_saves else edited)
+
+
+async def test_an_edit_the_editor_claims_but_does_not_make_fails_and_writes_nothing(start_tiller, workspace):
+    # Neovim skips an edit for a buffer newer than the edit, and still answers applied: true.
+    path = workspace / "app.py"
+    path.write_text("x = 1\n")
+    client = await start_tiller(
+        one_call_per_turn(tool_call("edit", {"path": "app.py", "oldText": "x = 1", "newText": "x = 2"}, id="e1")),
+        capabilities=editor_capabilities("neovim@v0.11", approvals=True),
+    )
+    client.open_document(path, "x = 1\n", version=0)
+    session = await client.new_session(approvalMode="yolo")
+    answer = await client.prompt(session, "set x to 2").result()
+
+    result = tool_results(answer)["e1"]
+    assert result["isError"] is True
+    assert "does not hold the edited text" in result_text(result)
+    assert "Nothing was written. Read the file again and redo the edit." in result_text(result)
+    assert len(client.applied_edits) == 1
+    assert path.read_text() == "x = 1\n"
+    assert files_in(workspace) == {"app.py"}
+
+
+async def test_the_user_typing_as_the_edit_lands_fails_the_edit(start_tiller, workspace):
+    # The edit is applied, but the synced text is not the computed text: the user typed too.
+    path = workspace / "app.py"
+    path.write_text("x = 1\n")
+    client = await start_tiller(
+        one_call_per_turn(tool_call("edit", {"path": "app.py", "oldText": "x = 1", "newText": "x = 2"}, id="e1")),
+        capabilities=editor_capabilities(approvals=True),
+    )
+    client.open_document(path, "x = 1\n", version=1)
+
+    def typed_meanwhile(params: dict) -> dict:
+        client.change_document(path, "x = 2\ny\n", version=2)
+        return {"applied": True}
+
+    client.answer_apply_edit = typed_meanwhile
+    session = await client.new_session(approvalMode="yolo")
+    result = tool_results(await client.prompt(session, "set x to 2").result())["e1"]
+
+    assert result["isError"] is True and "Read the file again" in result_text(result)
+    assert path.read_text() == "x = 1\n"
+
+
+async def test_edits_are_the_changed_line_ranges(start_tiller, workspace):
+    path = workspace / "poem.txt"
+    before = "one\ntwo\nthree\nfour\nfive\nsix\n"
+    after = "zero\none\nTWO\nthree\nfive\nsix\nseven\n"
+    path.write_text(before)
+    client = await start_tiller(
+        one_call_per_turn(tool_call("write", {"path": "poem.txt", "content": after}, id="w1")),
+        capabilities=editor_capabilities(),
+    )
+    client.open_document(path, before, version=2)
+    client.edit_like_an_editor()
+    session = await client.new_session(approvalMode="yolo")
+    answer = await client.prompt(session, "rewrite").result()
+
+    assert tool_results(answer)["w1"]["isError"] is False
+
+    def edit(start: tuple[int, int], end: tuple[int, int], new_text: str) -> dict:
+        return {"range": {"start": {"line": start[0], "character": start[1]},
+                          "end": {"line": end[0], "character": end[1]}}, "newText": new_text}
+
+    [change] = client.applied_edits[0]["edit"]["documentChanges"]
+    assert change["edits"] == [
+        edit((0, 0), (0, 0), "zero\n"),  # a line inserted at the top
+        edit((1, 0), (1, 3), "TWO"),  # a line replaced
+        edit((2, 5), (3, 4), ""),  # a line deleted, with the newline before it
+        edit((5, 3), (5, 3), "\nseven"),  # a line added at the end, after the last one
+    ]
+    assert client.buffers[path.as_uri()] == (after, 3)
+    assert path.read_text() == after
+
+
+async def test_a_client_that_cannot_apply_edits_is_told_what_changed_on_disk(start_tiller, workspace):
+    path = workspace / "notes.md"
+    path.write_text("draft\n")
+    capabilities = editor_capabilities()
+    capabilities.workspace.apply_edit = False
+    client = await start_tiller(
+        one_call_per_turn(tool_call("edit", {"path": "notes.md", "oldText": "draft", "newText": "final"}, id="e1")),
+        capabilities=capabilities,
+    )
+    client.open_document(path, "draft\n", version=1)
+    session = await client.new_session(approvalMode="yolo")
+    answer = await client.prompt(session, "finish it").result()
+
+    assert tool_results(answer)["e1"]["isError"] is False
     assert client.applied_edits == []
-    assert path.read_text() == "local x = 2\n"
+    assert path.read_text() == "final\n"
+    message = await client.wait_message(lambda m: m.get("method") == "window/showMessage")
+    assert message["params"]["type"] == 2  # Warning
+    assert str(path) in message["params"]["message"] and "reload it" in message["params"]["message"]
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-32"])
@@ -176,19 +264,21 @@ async def test_the_edit_range_counts_in_the_negotiated_position_encoding(start_t
     capabilities = editor_capabilities()
     capabilities.general.position_encodings = [encoding, "utf-16"]  # preferred first
     client = await start_tiller(
-        one_call_per_turn(tool_call("edit", {"path": "menu.txt", "oldText": "soup", "newText": "stew"}, id="e1")),
+        one_call_per_turn(tool_call("edit", {"path": "menu.txt", "oldText": "café", "newText": "bar"}, id="e1")),
         capabilities=capabilities,
     )
     assert client.initialize_result.capabilities.position_encoding == encoding
     client.open_document(path, f"soup\n{last_line}")
+    client.edit_like_an_editor(encoding)
     session = await client.new_session(approvalMode="yolo")
-    answer = await client.prompt(session, "change the soup").result()
+    answer = await client.prompt(session, "change the café").result()
 
     assert tool_results(answer)["e1"]["isError"] is False
     [edit] = client.applied_edits[0]["edit"]["documentChanges"][0]["edits"]
     units = {"utf-8": len(last_line.encode("utf-8")), "utf-32": len(last_line)}[encoding]  # 17, 12 (UTF-16: 13)
-    assert edit["range"]["end"] == {"line": 1, "character": units}
-    assert edit["newText"] == f"stew\n{last_line}"
+    assert edit["range"] == {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": units}}
+    assert edit["newText"] == "naïve 😀 bar"
+    assert path.read_text() == "soup\nnaïve 😀 bar"
 
 
 async def test_open_documents_are_found_however_the_editor_spells_their_uri(start_tiller, workspace, tmp_path):
@@ -208,6 +298,7 @@ async def test_open_documents_are_found_however_the_editor_spells_their_uri(star
     ))
     client.open_document(odd, "odd buffer\n", uri=f"file://{odd}")
     client.open_document(plain, "plain buffer\n", version=4, uri=(alias / "plain.ts").as_uri())
+    client.edit_like_an_editor()
     session = await client.new_session(approvalMode="yolo")
     answer = await client.prompt(session, "look").result()
 
@@ -219,3 +310,41 @@ async def test_open_documents_are_found_however_the_editor_spells_their_uri(star
     [change] = client.applied_edits[0]["edit"]["documentChanges"]
     assert change["textDocument"] == {"uri": (alias / "plain.ts").as_uri(), "version": 4}
     assert plain.read_text() == "plain edited\n"
+
+
+async def test_parallel_edits_of_open_buffers_all_land_one_file_at_a_time(start_tiller, workspace):
+    # Tools of one reply run in parallel: edits of two buffers ask at once, while a second edit
+    # of the same buffer waits for the first to land (and sync) and starts from its text. The
+    # editor is Neovim-like: no documentChanges, and its didChange comes after its answer.
+    notes, todo = workspace / "notes.md", workspace / "todo.md"
+    notes.write_text("alpha\nbeta\ngamma\n")
+    todo.write_text("buy milk\n")
+    client = await start_tiller([
+        reply(tool_call("edit", {"path": "notes.md", "oldText": "beta", "newText": "BETA"}, id="n1"),
+              tool_call("edit", {"path": "todo.md", "oldText": "milk", "newText": "bread"}, id="t1"),
+              tool_call("edit", {"path": "notes.md", "oldText": "gamma", "newText": "GAMMA"}, id="n2")),
+        reply(text("Done.")),
+    ], capabilities=editor_capabilities("neovim@v0.11", approvals=True))
+    client.open_document(notes, "alpha\nbeta\ngamma\n", version=1)
+    client.open_document(todo, "buy milk\n", version=1)
+    client.edit_like_an_editor(sync_delay=0.05)
+    session = await client.new_session()
+    prompt = client.prompt(session, "shout")
+
+    first, second = await client.wait_approval(session, 1), await client.wait_approval(session, 2)
+    assert {first["title"], second["title"]} == {"Edit notes.md", "Edit todo.md"}  # pending together
+    for approval in sorted((first, second), key=lambda a: a["title"], reverse=True):  # todo.md first
+        await client.respond(session, approval["approvalId"], "allow_once")
+    third = await client.wait_approval(session, 3)
+    assert third["title"] == "Edit notes.md"
+    assert third["diff"].endswith(" alpha\n BETA\n-gamma\n+GAMMA\n")  # planned on the first edit's text
+    await client.respond(session, third["approvalId"], "allow_once")
+    answer = await prompt.result()
+
+    assert [r["isError"] for r in tool_results(answer).values()] == [False, False, False]
+    assert client.buffers[notes.as_uri()] == ("alpha\nBETA\nGAMMA\n", 3)
+    assert client.buffers[todo.as_uri()] == ("buy bread\n", 2)
+    assert [list(e["edit"]["changes"]) for e in client.applied_edits] == [
+        [todo.as_uri()], [notes.as_uri()], [notes.as_uri()]]
+    assert notes.read_text() == "alpha\nBETA\nGAMMA\n" and todo.read_text() == "buy bread\n"
+    assert files_in(workspace) == {"notes.md", "todo.md"}

@@ -60,6 +60,19 @@ async def test_bad_requests_get_the_documented_error_codes(start_tiller):
     assert (await client.request("agent/listSessions"))["sessions"][0]["sessionId"] == session
 
 
+async def test_an_empty_array_is_no_params_where_every_param_is_optional(start_tiller, workspace):
+    # Neovim's Lua encodes an empty table as `[]`.
+    client = await start_tiller()
+    opened = await client.request("agent/newSession", [])
+    assert opened["cwd"] == str(workspace) and opened["approvalMode"] == "ask"
+    assert (await client.request("agent/listSessions", []))["sessions"][0]["sessionId"] == opened["sessionId"]
+    assert (await client.request("agent/listModels", []))["default"] == "faux/faux-1"
+    # Not where a param is required, and not a non-empty array.
+    error = await error_of(client, "agent/getState", [])
+    assert error.code == -32602 and "expected an object, got an array" in error.message
+    assert (await error_of(client, "agent/newSession", ["openai/gpt-4.1"])).code == -32602
+
+
 async def test_garbage_and_malformed_frames_do_not_kill_the_server(start_tiller):
     client = await start_tiller()
 

@@ -34,6 +34,8 @@ class EditorCapabilities:
     # The client shows `approval_request` events and answers them; without it every change
     # that needs approval is refused with an explanation, never made silently.
     shows_approvals: bool = False
+    # How the editor counts characters in the positions it sends (prompt context ranges).
+    position_encoding: PositionEncoding = "utf-16"
 
 
 class Editor(Protocol):

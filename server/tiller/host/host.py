@@ -184,7 +184,7 @@ class Host:
                               resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None,
                               rules=rules)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
-                          recorder=recorder, document_at=editor.document_at)
+                          recorder=recorder, editor=editor)
         tools = create_coding_tools(
             workspace,
             open_document=_DocumentReader(editor, session_id),

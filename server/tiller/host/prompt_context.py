@@ -5,18 +5,25 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import unquote, urlparse
 
 from ..ai.types import TextContent
-from ..protocol.methods import EditorContext
-from .editor import EditorDocument
+from ..protocol.methods import EditorContext, Position
+from .editor import EditorCapabilities, EditorDocument, PositionEncoding
 
 # Attached files are capped so one huge file cannot crowd out the conversation.
 MAX_CONTEXT_CHARS = 50_000
 
-DocumentAt = Callable[[str], Awaitable[EditorDocument | None]]
+
+class ContextSource(Protocol):
+    """What attaching context needs of the editor (the `Editor` port provides it)."""
+
+    @property
+    def capabilities(self) -> EditorCapabilities: ...
+
+    async def document_at(self, uri: str) -> EditorDocument | None: ...
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -40,17 +47,17 @@ def _read_attachment(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-async def context_blocks(items: list[EditorContext], document_at: DocumentAt) -> list[TextContent]:
-    return [TextContent(text=await _describe(item, document_at)) for item in items]
+async def context_blocks(items: list[EditorContext], editor: ContextSource) -> list[TextContent]:
+    return [TextContent(text=await _describe(item, editor)) for item in items]
 
 
-async def _describe(item: EditorContext, document_at: DocumentAt) -> str:
+async def _describe(item: EditorContext, editor: ContextSource) -> str:
     path = uri_to_path(item.uri)
     name = str(path) if path else item.uri
     text = item.text
     if text is None:
         # Prefer the editor's buffer (unsaved changes included) over the file on disk.
-        document = await document_at(item.uri)
+        document = await editor.document_at(item.uri)
         text = document.text if document is not None else None
     if text is None and path is not None:
         try:
@@ -61,14 +68,8 @@ async def _describe(item: EditorContext, document_at: DocumentAt) -> str:
 
     where = "file"
     if item.range is not None and item.text is None:
-        lines = text.split("\n")
         start, end = item.range.start, item.range.end
-        selected = lines[start.line : end.line + 1]
-        if selected:
-            selected[-1] = selected[-1][: end.character] if start.line != end.line else selected[-1][start.character : end.character]
-            if start.line != end.line:
-                selected[0] = selected[0][start.character :]
-        text = "\n".join(selected)
+        text = selected_text(text, start, end, editor.capabilities.position_encoding)
         where = f"selection, lines {start.line + 1}-{end.line + 1}"
     elif item.range is not None:
         where = f"selection, lines {item.range.start.line + 1}-{item.range.end.line + 1}"
@@ -78,3 +79,29 @@ async def _describe(item: EditorContext, document_at: DocumentAt) -> str:
     fence = "````" if "```" in text else "```"
     language = path.suffix.lstrip(".") if path else ""
     return f"Attached from the editor: {name} ({where})\n{fence}{language}\n{text}\n{fence}"
+
+
+def selected_text(text: str, start: Position, end: Position, encoding: PositionEncoding) -> str:
+    """The text between two LSP positions, whose characters count in `encoding`."""
+    lines = text.split("\n")
+
+    def offset(position: Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        before = sum(len(line) + 1 for line in lines[: position.line])
+        return before + _code_points(lines[position.line], position.character, encoding)
+
+    return text[offset(start) : max(offset(start), offset(end))]
+
+
+def _code_points(line: str, units: int, encoding: PositionEncoding) -> int:
+    """How many characters of `line` take `units` units of `encoding` (a position inside
+    a character counts as after it, one past the end of the line as its end)."""
+    if encoding == "utf-32":
+        return min(units, len(line))
+    used = 0
+    for index, char in enumerate(line):
+        if used >= units:
+            return index
+        used += len(char.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(char.encode("utf-8"))
+    return len(line)

@@ -21,7 +21,7 @@ from ..protocol.modes import StreamingBehavior
 from .approvals import Approvals
 from .errors import HostError
 from .event_channel import EventChannel
-from .prompt_context import DocumentAt, context_blocks
+from .prompt_context import ContextSource, context_blocks
 from .recorder import SessionRecorder
 from .system_prompt import system_prompt_for
 
@@ -36,7 +36,7 @@ class Session:
         events: EventChannel,
         approvals: Approvals,
         recorder: SessionRecorder,
-        document_at: DocumentAt,
+        editor: ContextSource,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -45,7 +45,7 @@ class Session:
         self.events = events
         self.approvals = approvals
         self.recorder = recorder
-        self._document_at = document_at
+        self._editor = editor
         self._run: asyncio.Task[None] | None = None
         self._last_run_messages: list[Any] = []
         self._sent_queue: tuple[list[str], list[str]] = ([], [])
@@ -116,7 +116,7 @@ class Session:
         self, text: str, images: list[ImageContent] | None, context: list[EditorContext] | None
     ) -> UserMessage:
         blocks: list[Any] = [TextContent(text=text)]
-        blocks.extend(await context_blocks(context or [], self._document_at))
+        blocks.extend(await context_blocks(context or [], self._editor))
         blocks.extend(images or [])
         return UserMessage(content=blocks)
 

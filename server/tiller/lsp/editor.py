@@ -3,21 +3,29 @@
 Documents the client opened are synced to the server (incremental text sync), so tools
 read what the user sees, unsaved changes included.
 
-An approved change of an open document goes out as `workspace/applyEdit` with a
-*versioned* `TextDocumentEdit`: the editor applies it to the buffer (so the user can undo
-it) only if the buffer is still at the version the tool read; if the user typed in between,
-the edit is refused and the tool fails asking the model to read the file again.
+An approved change of an open document goes to the editor whenever the client can apply
+edits (`workspace.applyEdit`), as the smallest line edits (text_edits.py): in a versioned
+`TextDocumentEdit` when the client declares `workspaceEdit.documentChanges`, else in the
+plain `changes` map. It is made only if the buffer is still at the version the tool read.
+An editor's `applied: true` is not proof: Neovim skips an edit for a buffer newer than the
+edit (and never checks version 0) yet answers true, and the user may type at that moment.
+So the change counts only once the synced text (the client's didChange) holds exactly the
+computed text; otherwise the tool fails asking the model to read the file again, and
+nothing is written.
 
 The disk must hold the new text too (so `bash` sees it): a client that declares
 `capabilities.experimental.tiller.savesEditedDocuments` saves the buffer itself; for any
 other client the server then writes the file atomically. The new text was computed from
 the buffer, so unsaved user changes in it are saved along with the agent's edit, never
-thrown away. Files that are not open are written atomically; a new file is created with a
-`CreateFile` operation where the client supports it, and written to disk as well.
+thrown away. A client that cannot apply edits at all gets the disk write, then a
+`window/showMessage` naming the open document that changed on disk, so the user reloads it.
+Files that are not open are written atomically; a new file is created with a `CreateFile`
+operation where the client supports it, and written to disk as well.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Callable
@@ -33,8 +41,19 @@ from ..protocol.events import AnyWireEvent
 from ..tools.atomic_write import AtomicFileWriter
 from .client_options import ClientFeatures
 from .framing import event_frame
+from .text_edits import line_edits
 
 logger = logging.getLogger("tiller.lsp")
+
+# How long an applied edit may take to show up in the synced text. Neovim sends didChange
+# after its applyEdit answer, debounced (150 ms by default).
+SYNC_TIMEOUT = 3.0
+
+_ENCODINGS: dict[str, PositionEncoding] = {
+    types.PositionEncodingKind.Utf8: "utf-8",
+    types.PositionEncodingKind.Utf16: "utf-16",
+    types.PositionEncodingKind.Utf32: "utf-32",
+}
 
 
 class StaleBufferError(Exception):
@@ -49,12 +68,24 @@ class LspEditor:
         # The version of each document a session's tools last read: an edit is only
         # applied to the buffer it was computed from.
         self._versions_read: dict[tuple[str, str], int | None] = {}
+        # Set on every didChange/didClose, for edits waiting to see their text synced.
+        self._sync_listeners: set[asyncio.Event] = set()
 
     # --- the Editor port -------------------------------------------------------------------
 
     @property
     def capabilities(self) -> EditorCapabilities:
-        return EditorCapabilities(shows_approvals=self._client_features().approvals)
+        return EditorCapabilities(shows_approvals=self._client_features().approvals,
+                                  position_encoding=self.position_encoding)
+
+    @property
+    def position_encoding(self) -> PositionEncoding:
+        """The encoding negotiated at `initialize` (LSP's default, UTF-16, before it)."""
+        try:
+            negotiated = self._server.server_capabilities.position_encoding
+        except (AttributeError, RuntimeError):
+            negotiated = None
+        return _ENCODINGS.get(negotiated or "", "utf-16")
 
     async def read_document(self, session_id: str, path: Path) -> EditorDocument | None:
         document = self.open_document(path)
@@ -72,15 +103,16 @@ class LspEditor:
 
     async def write_document(self, session_id: str, path: Path, text: str) -> None:
         document = self.open_document(path)
-        in_buffer = document is not None and self._client_applies_edits()
-        if document is not None and in_buffer:
-            await self._edit_buffer(session_id, path, document, text)
-        elif document is None and not path.exists() and self._client_creates_files():
+        if document is not None and self._client_applies_edits():
+            text = await self._edit_buffer(session_id, path, document, text)
+            if not self._client_features().saves_edited_documents:
+                await self._disk.write(path, text)
+            return
+        if document is None and not path.exists() and self._client_creates_files():
             await self._create_in_editor(path, text)
-        # The client saves only buffers it was sent an edit for: an open document it cannot
-        # take versioned edits for (no documentChanges) still has to be written here.
-        if not (in_buffer and self._client_features().saves_edited_documents):
-            await self._disk.write(path, text)
+        await self._disk.write(path, text)
+        if document is not None:
+            self._tell_changed_on_disk(path, document.uri)
 
     def send_event(self, session_id: str, seq: int, event: AnyWireEvent) -> None:
         # Framed here rather than through pygls's notify: the hot path (see framing.py).
@@ -108,32 +140,64 @@ class LspEditor:
             document = next((d for d in documents.values() if _real_path(d.uri) == str(path)), None)
         return document
 
+    def document_synced(self) -> None:
+        """The client changed or closed a document (called after the workspace took it)."""
+        for listener in self._sync_listeners:
+            listener.set()
+
     def _view(self, document: TextDocument) -> EditorDocument:
-        encoding: PositionEncoding = "utf-16"
-        if document.position_codec.encoding == types.PositionEncodingKind.Utf8:
-            encoding = "utf-8"
-        elif document.position_codec.encoding == types.PositionEncodingKind.Utf32:
-            encoding = "utf-32"
         return EditorDocument(uri=document.uri, text=document.source, version=document.version,
-                              position_encoding=encoding)
+                              position_encoding=_ENCODINGS.get(document.position_codec.encoding or "", "utf-16"))
 
     # --- edits -----------------------------------------------------------------------------
 
-    async def _edit_buffer(self, session_id: str, path: Path, document: TextDocument, text: str) -> None:
+    async def _edit_buffer(self, session_id: str, path: Path, document: TextDocument, text: str) -> str:
+        """Put `text` in the open `document`; returns the text the buffer then holds."""
         seen = self._versions_read.get((session_id, document.uri), document.version)
         if seen != document.version:
             raise StaleBufferError(
                 f"{path} changed in the editor after it was read (version {seen} -> {document.version}). "
                 "Read the file again and redo the edit."
             )
-        lines = document.source.split("\n")
-        # The end of the buffer, in the position encoding negotiated with this client.
-        end = types.Position(line=len(lines) - 1, character=document.position_codec.client_num_units(lines[-1]))
-        edit = types.TextDocumentEdit(
-            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version),
-            edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end), new_text=text)],
-        )
-        await self._apply(types.WorkspaceEdit(document_changes=[edit]), f"tiller: edit {path.name}", path)
+        if document.source == text:
+            return text
+        edits: list[types.TextEdit] = line_edits(document.source, text, document.position_codec.client_num_units)
+        if self._client_versions_edits():
+            versioned = types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
+            edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=versioned, edits=edits)])
+        else:
+            edit = types.WorkspaceEdit(changes={document.uri: edits})
+        await self._apply(edit, f"tiller: edit {path.name}", path)
+        synced = await self._synced_text(document.uri, text)
+        if synced is None:
+            raise StaleBufferError(
+                f"The editor's buffer of {path} does not hold the edited text: the editor skipped the change, or "
+                "the buffer changed at the same moment. Nothing was written. Read the file again and redo the edit."
+            )
+        return synced
+
+    async def _synced_text(self, uri: str, expected: str) -> str | None:
+        """The document's synced text once it is `expected`, or None if it does not become
+        that within SYNC_TIMEOUT (or the document closes)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SYNC_TIMEOUT
+        while True:
+            document = self._open_documents().get(uri)
+            if document is None:
+                return None
+            if same_text(document.source, expected):
+                return document.source
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            synced = asyncio.Event()
+            self._sync_listeners.add(synced)
+            try:
+                await asyncio.wait_for(synced.wait(), remaining)
+            except TimeoutError:
+                pass  # one last look above
+            finally:
+                self._sync_listeners.discard(synced)
 
     async def _create_in_editor(self, path: Path, text: str) -> None:
         uri = path.as_uri()
@@ -157,16 +221,36 @@ class LspEditor:
                 "editor since it was read: read it again and redo the edit."
             )
 
+    def _tell_changed_on_disk(self, path: Path, uri: str) -> None:
+        """The client cannot take edits: its buffer of `path` is now older than the file."""
+        self._server.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning,
+            message=f"tiller changed {path} on disk, and it is open in the editor: reload it ({uri}).",
+        ))
+
+    def _workspace_edit(self) -> types.WorkspaceEditClientCapabilities | None:
+        workspace = self._server.client_capabilities.workspace
+        return workspace.workspace_edit if workspace else None
+
     def _client_applies_edits(self) -> bool:
         workspace = self._server.client_capabilities.workspace
-        edit = workspace.workspace_edit if workspace else None
-        return bool(workspace and workspace.apply_edit and edit and edit.document_changes)
+        return bool(workspace and workspace.apply_edit)
+
+    def _client_versions_edits(self) -> bool:
+        edit = self._workspace_edit()
+        return bool(self._client_applies_edits() and edit and edit.document_changes)
 
     def _client_creates_files(self) -> bool:
-        workspace = self._server.client_capabilities.workspace
-        edit = workspace.workspace_edit if workspace else None
+        edit = self._workspace_edit()
         operations = (edit.resource_operations or []) if edit else []
-        return self._client_applies_edits() and types.ResourceOperationKind.Create in operations
+        return self._client_versions_edits() and types.ResourceOperationKind.Create in operations
+
+
+def same_text(synced: str, expected: str) -> bool:
+    """Whether the editor holds `expected`. Vim-like editors keep the final newline as a
+    property of the file ('eol'), so an edit cannot take it away: a buffer that holds
+    `expected` plus that newline holds the edit."""
+    return synced == expected or (not expected.endswith("\n") and synced == expected + "\n")
 
 
 def _real_path(uri: str) -> str | None:

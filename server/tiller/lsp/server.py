@@ -68,6 +68,17 @@ class TillerProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {"tiller": {"protocolVersion": PROTOCOL_VERSION, "features": FEATURES}}
         return result
 
+    # Agent edits wait to see their text in the synced document (editor.py).
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+        yield from super().lsp_text_document__did_change(params)
+        self.tiller.editor.document_synced()
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Generator[Any, Any, None]:
+        yield from super().lsp_text_document__did_close(params)
+        self.tiller.editor.document_synced()
+
 
 class TillerLanguageServer(LanguageServer):
     def __init__(self, catalog: ModelCatalog | None = None) -> None:

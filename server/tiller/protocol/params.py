@@ -62,7 +62,9 @@ P = TypeVar("P", bound=WireModel)
 
 def parse_params(params_type: type[P], params: Any) -> P:
     """`params` validated as `params_type` (absent params are `{}`), or InvalidParams."""
-    if params is None:
+    if params is None or (params == [] and not any(f.is_required() for f in params_type.model_fields.values())):
+        # Absent params, or `[]` where nothing is required: Neovim's Lua encodes an empty
+        # table as an empty array.
         params = {}
     if not isinstance(params, dict):
         kind = "an array" if isinstance(params, list) else type(params).__name__
