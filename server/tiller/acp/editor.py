@@ -11,9 +11,10 @@ import asyncio
 import logging
 from pathlib import Path
 
-from acp import RequestError
 from acp.interfaces import Client
 from acp.schema import ClientCapabilities
+
+from acp import RequestError
 
 from ..host.editor import EditorCapabilities, EditorDocument
 from ..protocol.events import AnyWireEvent
@@ -67,6 +68,10 @@ class AcpEditor:
         assert self.client is not None
         await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
         await self.client.write_text_file(session_id=session_id, path=str(path), content=text)
+
+    async def delete_document(self, session_id: str, path: Path) -> None:
+        # ACP has no way to delete through the client: the disk it is.
+        await asyncio.to_thread(path.unlink, missing_ok=True)
 
     def send_event(self, session_id: str, seq: int, event: AnyWireEvent) -> None:
         stream = self.streams.get(session_id)

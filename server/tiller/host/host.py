@@ -22,12 +22,15 @@ from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, Ne
 from ..protocol.modes import ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
+from .checkpoints import SessionCheckpoints
+from .command_policy import CommandPolicy
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
+from .shadow_git import ShadowRepo
 from .system_prompt import system_prompt_for
 
 
@@ -38,6 +41,7 @@ class Host:
         self.settings = settings or HostSettings()
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
+        self._shadow_repos: dict[str, ShadowRepo] = {}  # by workspace: its checkpoints
 
     def configure(self, settings: HostSettings) -> None:
         """The user's choices, once the front end knows them (LSP: at `initialize`)."""
@@ -49,6 +53,11 @@ class Host:
         if self._store is None:
             self._store = SessionStore(default_data_dir(configured=self.settings.data_dir))
         return self._store
+
+    def shadow_repo(self, cwd: str) -> ShadowRepo:
+        if cwd not in self._shadow_repos:
+            self._shadow_repos[cwd] = ShadowRepo(default_data_dir(configured=self.settings.data_dir), cwd)
+        return self._shadow_repos[cwd]
 
     # --- models --------------------------------------------------------------------------
 
@@ -124,6 +133,7 @@ class Host:
             tool_execution="sequential" if saved.tool_execution == "sequential" else "parallel", saved=saved,
         )
         session.agent.replace_messages(saved.messages)
+        session.recorder.adopt(saved.messages, saved.conversation, len(saved.records))
         if saved.thinking_level:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
         return session
@@ -148,23 +158,26 @@ class Host:
         agent = Agent(get_api_key=self.catalog.api_key, get_stream_options=self.catalog.stream_options,
                       tool_execution=tool_execution)
         agent.set_model(model)
-        agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)
+        policy = CommandPolicy(cwd, events.emit)
+        checkpoints = SessionCheckpoints(self.shadow_repo(cwd), session_id, events.emit)
 
         def settings() -> SessionSettings:
             state = agent.state
             return SessionSettings(model=state.model.ref, thinking_level=state.thinking_level,
                                    approval_mode=approvals.mode, tool_execution=agent.tool_execution,
                                    tools=[t.name for t in state.tools],
-                                   system_prompt=state.system_prompt)
+                                   system_prompt=system_prompt)
 
         recorder = SessionRecorder(self.store, session_id, cwd, settings, events.emit,
                                    file=self.store.open(session_id) if saved is not None else None)
         approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals,
                               on_resolved=recorder.save_approval,
-                              resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
+                              resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None,
+                              policy=policy, before_change=checkpoints.before_change)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
-                          recorder=recorder, document_at=editor.document_at)
+                          recorder=recorder, document_at=editor.document_at, policy=policy,
+                          system_prompt=system_prompt, checkpoints=checkpoints)
         tools = create_coding_tools(
             Workspace(cwd, extra_roots),
             open_document=_DocumentReader(editor, session_id),

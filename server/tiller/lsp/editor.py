@@ -18,6 +18,7 @@ thrown away. Files that are not open are written atomically; a new file is creat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Callable
@@ -81,6 +82,15 @@ class LspEditor:
         # take versioned edits for (no documentChanges) still has to be written here.
         if not (in_buffer and self._client_features().saves_edited_documents):
             await self._disk.write(path, text)
+
+    async def delete_document(self, session_id: str, path: Path) -> None:
+        document = self.open_document(path)
+        if document is not None and self._client_deletes_files():
+            edit = types.WorkspaceEdit(document_changes=[
+                types.DeleteFile(uri=document.uri, options=types.DeleteFileOptions(ignore_if_not_exists=True)),
+            ])
+            await self._apply(edit, f"tiller: delete {path.name}", path)
+        await asyncio.to_thread(path.unlink, missing_ok=True)
 
     def send_event(self, session_id: str, seq: int, event: AnyWireEvent) -> None:
         # Framed here rather than through pygls's notify: the hot path (see framing.py).
@@ -163,10 +173,16 @@ class LspEditor:
         return bool(workspace and workspace.apply_edit and edit and edit.document_changes)
 
     def _client_creates_files(self) -> bool:
+        return self._client_supports(types.ResourceOperationKind.Create)
+
+    def _client_deletes_files(self) -> bool:
+        return self._client_supports(types.ResourceOperationKind.Delete)
+
+    def _client_supports(self, operation: types.ResourceOperationKind) -> bool:
         workspace = self._server.client_capabilities.workspace
         edit = workspace.workspace_edit if workspace else None
         operations = (edit.resource_operations or []) if edit else []
-        return self._client_applies_edits() and types.ResourceOperationKind.Create in operations
+        return self._client_applies_edits() and operation in operations
 
 
 def _real_path(uri: str) -> str | None:

@@ -7,6 +7,11 @@ One file per session, `<data dir>/sessions/<sessionId>.jsonl`:
     {"type":"message","message":{…a wire message…}}
     {"type":"settings","model":"…","thinkingLevel":"low","approvalMode":"ask","toolExecution":"parallel"}
     {"type":"approval","event":{…an approval_resolved event…}}
+    {"type":"branch","conversation":[[0,4]]}
+
+Message records are numbered in file order from 0. A `branch` record (written by a rewind of
+the conversation) makes the conversation those records (ranges, end exclusive); messages after
+it extend it. The messages it left out stay in the file, as a branch.
 
 Each line is written, flushed and fsynced when a message ends, so `kill -9` loses at most
 the message in flight. A torn last line (the process died mid-write) is skipped on load.
@@ -62,6 +67,10 @@ class SavedSession:
     # The approval_resolved events, as saved (wire JSON), oldest first.
     resolved_approvals: list[dict[str, Any]] = field(default_factory=list)
     updated_at: int = 0
+    # Every message record of the file in order (None where one did not validate), and the
+    # record numbers of `messages`.
+    records: list[Any] = field(default_factory=list)
+    conversation: list[int] = field(default_factory=list)
 
 
 class SessionFile:
@@ -102,6 +111,9 @@ def settings_record(model: str, thinking_level: str, approval_mode: str,
     if tool_execution is not None:
         record["toolExecution"] = tool_execution
     return record
+
+    def append_branch(self, conversation: list[list[int]]) -> None:
+        self.append({"type": "branch", "conversation": conversation})
 
 
 class SessionStore:
@@ -176,11 +188,16 @@ class SessionStore:
                     message = _MESSAGE.validate_python(record["message"])
                 except ValidationError:
                     logger.warning("%s:%d: skipping a message that does not validate", path, number)
+                    saved.records.append(None)
                     continue
-                saved.messages.append(message)
+                saved.conversation.append(len(saved.records))
+                saved.records.append(message)
                 saved.updated_at = max(saved.updated_at, getattr(message, "timestamp", 0) or 0)
             elif kind == "approval" and isinstance(record.get("event"), dict):
                 saved.resolved_approvals.append(record["event"])
+            elif kind == "branch":
+                kept = from_ranges(record.get("conversation") or [])
+                saved.conversation = [i for i in kept if 0 <= i < len(saved.records) and saved.records[i] is not None]
             elif kind == "settings":
                 saved.model = record.get("model", saved.model)
                 saved.thinking_level = record.get("thinkingLevel", saved.thinking_level)
@@ -188,6 +205,7 @@ class SessionStore:
                 saved.tool_execution = record.get("toolExecution", saved.tool_execution)
         if saved is None:
             raise ValueError(f"{path} holds no session")
+        saved.messages = [saved.records[i] for i in saved.conversation]
         saved.updated_at = max(saved.updated_at, int(path.stat().st_mtime * 1000))
         return saved
 
@@ -211,6 +229,21 @@ class SessionStore:
             return False
         path.unlink()
         return True
+
+
+def to_ranges(records: list[int]) -> list[list[int]]:
+    """[0, 1, 2, 5, 6] -> [[0, 3], [5, 7]] (end exclusive): a conversation's records, compactly."""
+    ranges: list[list[int]] = []
+    for record in records:
+        if ranges and ranges[-1][1] == record:
+            ranges[-1][1] += 1
+        else:
+            ranges.append([record, record + 1])
+    return ranges
+
+
+def from_ranges(ranges: list[Any]) -> list[int]:
+    return [record for start, end in ranges for record in range(int(start), int(end))]
 
 
 def session_title(messages: list[Any]) -> str:

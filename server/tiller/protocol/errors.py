@@ -15,6 +15,8 @@ class ErrorCode(IntEnum):
     SESSION_BUSY = -32002
     MODEL_NOT_FOUND = -32003
     APPROVAL_NOT_FOUND = -32004
+    CHECKPOINT_NOT_FOUND = -32005
+    REWIND_CONFLICT = -32006
     REQUEST_CANCELLED = -32800
 
 
@@ -30,5 +32,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.SESSION_BUSY: "The session is running; use streamingBehavior, agent/steer or agent/followUp",
     ErrorCode.MODEL_NOT_FOUND: "The model reference is malformed or unknown",
     ErrorCode.APPROVAL_NOT_FOUND: "No pending approval with that id (answered, cancelled, or never asked)",
+    ErrorCode.CHECKPOINT_NOT_FOUND: "No checkpoint with that id in this session",
+    ErrorCode.REWIND_CONFLICT: "Restoring would lose changes made since the agent's last turn; pass force to restore anyway",
     ErrorCode.REQUEST_CANCELLED: "The request was cancelled with $/cancelRequest",
 }
