@@ -232,3 +232,33 @@ def test_resume_continues_the_latest_saved_session_of_the_directory(tmp_path):
 
     nothing = run_chat("hi", "--resume", "--cwd", str(tmp_path), script=second)
     assert nothing.returncode == 2 and "No saved session" in nothing.stderr
+
+
+def test_rewind_lists_checkpoints_and_goes_back_to_one(tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("as it was\n")
+    script = write_script(tmp_path, [text_reply("reply one"), text_reply("reply two")])
+    chat = ChatProcess(script=script, cwd=workspace)
+    try:
+        chat.send("first")
+        chat.wait_stderr("[faux/faux-1: ")
+        (workspace / "notes.txt").write_text("changed between prompts\n")
+        chat.send("second")
+        chat.wait_stderr("[faux/faux-1: ", count=2)
+        chat.send("/rewind")
+        chat.wait_stderr("usage: /rewind")
+        chat.send("/rewind 1 both")
+        chat.wait_stderr("rewound both to checkpoint 1")
+        chat.send("/rewind 9")
+        chat.wait_stderr("no checkpoint 9 (there are 3)")
+        chat.close_stdin()
+        assert chat.wait() == 0, chat.stderr
+    finally:
+        chat.kill()
+    listing = chat.stderr.split("checkpoints (oldest first):")[1]
+    assert "  1  " in listing and "turn    first" in listing and "turn    second" in listing
+    assert ("rewound both to checkpoint 1; restored notes.txt; 0 messages in the conversation "
+            "(undo: /rewind 3 both)") in chat.stderr
+    assert (workspace / "notes.txt").read_text() == "as it was\n"
+    assert chat.stdout == "reply one\nreply two\n"  # /rewind is never sent as a prompt

@@ -7,7 +7,8 @@ is `client.py`.
     one-shot     tiller chat "PROMPT"   stream one run, exit 0 / 1 (error) / 130 (aborted)
     interactive  tiller chat            a prompt per line; a line typed while a run streams
                                         is sent as agent/steer; Ctrl-C aborts the run, a
-                                        second Ctrl-C (or Ctrl-C / EOF at the prompt) quits
+                                        second Ctrl-C (or Ctrl-C / EOF at the prompt) quits;
+                                        /rewind lists checkpoints and goes back to one
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..protocol.errors import ErrorCode  # light: the protocol package imports nothing heavy
 from .client import AgentClient, RpcError
+from .rewind_command import is_rewind_command, rewind_command
 from .render import JsonRenderer, TerminalRenderer, isatty
 
 if TYPE_CHECKING:  # the terminal front end (prompt_toolkit, rich) is imported only when used
@@ -315,6 +317,9 @@ class ChatApp:
             if line is None:
                 return EXIT_OK
             if not line.strip():
+                continue
+            if is_rewind_command(line) and self.client is not None:
+                await rewind_command(self.client, self.session_id, line, self.ui)
                 continue
             result = await self._run_prompt(line, lines)
             if result is None:
