@@ -162,3 +162,20 @@ async def test_a_rewind_never_writes_outside_the_workspace(start_tiller, workspa
     # The shadow repository lives in tiller's data directory, not in the workspace.
     assert not (workspace / ".git").exists()
     assert list((tmp_path / "tiller-data" / "checkpoints").iterdir())
+
+
+async def test_a_rewind_leaves_ignored_files_alone(start_tiller, workspace):
+    (workspace / "data.txt").write_text("recorded\n")
+    (workspace / ".gitignore").write_text("*.log\n")
+    client = await start_tiller(one_call_per_turn(
+        tool_call("bash", {"command": "echo data.txt >> .gitignore && echo 'not recorded' > data.txt"}, id="b1"),
+    ), capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "ignore the data").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert done["restored"] == [".gitignore"]
+    assert done["skipped"] == [{"path": "data.txt", "reason": "it is ignored or too large to be in checkpoints, "
+                                                            "so what is there now was never recorded"}]
+    assert (workspace / "data.txt").read_text() == "not recorded\n"

@@ -63,8 +63,11 @@ class SessionCheckpoints:
         if pending is not None:
             await asyncio.shield(pending)
 
-    def end_turn(self) -> None:
-        """After a run: if it tried to change files, record what it left (in the background)."""
+    async def end_turn(self) -> None:
+        """After a run: the checkpoint before it is complete (so it cannot catch what the user
+        does next); if the run tried to change files, what it left is recorded (in the background)."""
+        if self._pending is not None:
+            await asyncio.shield(self._pending)
         if self.repo is None or not self._changed:
             return
         self._changed = False
@@ -130,6 +133,13 @@ class SessionCheckpoints:
             if commit.sha.startswith(checkpoint_id.lower()) and checkpoint_id:
                 return commit
         return None
+
+    async def forget(self) -> None:
+        """The session is deleted: its checkpoints go (their files stay until git prunes them)."""
+        if self.repo is not None:
+            async with self.repo.locked():
+                await self.repo.delete_ref(self.ref)
+                await self.repo.delete_ref(self.settled_ref)
 
     async def settled_tree(self) -> str | None:
         if self.repo is None:

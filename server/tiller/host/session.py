@@ -132,7 +132,7 @@ class Session:
             await self.abort()
             raise
         finally:
-            self.checkpoints.end_turn()
+            await self.checkpoints.end_turn()
         return self._result()
 
     def _begin_checkpoint(self, text: str) -> None:

@@ -3,9 +3,11 @@
 The repository lives in tiller's data directory (`<dataDir>/checkpoints/<hash of the path>/`),
 bare, and is pointed at the workspace with `--work-tree`, so git's own machinery does the work:
 `.gitignore` files are honoured (and the workspace repository's `.git/info/exclude`, copied into
-the shadow's), unchanged files cost one `stat` each thanks to the shadow's index, and contents
-are stored once however many snapshots hold them. A snapshot is `git add -A` + `write-tree` +
-`commit-tree`; whatever changed the files (the agent, bash, the user) is captured alike.
+the shadow's), unchanged files cost one `stat` each thanks to the shadow's index (unchanged
+directories less, with git's untracked cache), and contents are stored once however many
+snapshots hold them. A snapshot lists what changed (`ls-files`: one walk of the tree), stages
+just that, and writes a tree and a commit; whatever changed the files (the agent, bash, the
+user) is captured alike.
 
 git runs without the user's global or system configuration (no hooks, filters, fsmonitor or
 pager of theirs can run), in a minimal environment. Files larger than `max_file_bytes` are left
@@ -81,7 +83,9 @@ class ShadowRepo:
         process = await asyncio.create_subprocess_exec(
             "git", *where,
             "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false",
-            "-c", "advice.addEmbeddedRepo=false", "-c", "gc.auto=0", *args,
+            "-c", "advice.addEmbeddedRepo=false", "-c", "gc.auto=0",
+            # Directory mtimes spare git re-reading unchanged directories for untracked files.
+            "-c", "core.untrackedCache=true", *args,
             cwd=self.work_tree, env=self._env(), stdin=asyncio.subprocess.PIPE if input is not None else None,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
@@ -121,13 +125,13 @@ class ShadowRepo:
         """Record the workspace as it is now; `ref` (if given) then points at the commit,
         whose parent is what `parent_ref` pointed at. Call under `locked()`."""
         await self._ensure()
-        too_big = await self._too_big()
-        spec = b".\0" + b"".join(b":(exclude,literal)" + p.encode("utf-8", "surrogateescape") + b"\0" for p in too_big)
-        await self.git("add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
-                       input=spec, ok=(0, 1))
-        if too_big:  # a file that grew past the limit is forgotten, not kept at an old version
-            await self.git("rm", "--cached", "--quiet", "--ignore-unmatch", "--pathspec-from-file=-",
-                           "--pathspec-file-nul", input=b"".join(p.encode() + b"\0" for p in too_big))
+        changed, gone = await self._changed_paths()
+        if gone:  # deleted, or grown past the limit: forgotten, never kept at an old version
+            await self.git("rm", "--cached", "--force", "--quiet", "--ignore-unmatch", "-r", "--pathspec-from-file=-",
+                           "--pathspec-file-nul", input=_pathspecs(gone))
+        if changed:  # only what changed is staged: no second walk of the tree
+            await self.git("add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+                           input=_pathspecs(changed), ok=(0, 1))
         tree = (await self.git("write-tree")).decode().strip()
         parents: list[str] = []
         if parent_ref is not None and (parent := await self.resolve(parent_ref)):
@@ -138,10 +142,31 @@ class ShadowRepo:
             await self.git("update-ref", ref, sha)
         return Commit(sha, tree, meta)
 
-    async def _too_big(self) -> list[str]:
-        listed = await self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-        paths = [p.decode("utf-8", "surrogateescape") for p in listed.split(b"\0") if p]
-        return await asyncio.to_thread(self._larger_than_limit, paths)
+    async def _changed_paths(self) -> tuple[list[str], list[str]]:
+        """What changed since the last snapshot, in one walk of the tree (ignored files left
+        out): the paths to stage, and the paths to drop (deleted, or too big to record)."""
+        listed, now_ignored = await asyncio.gather(
+            self.git("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard"),
+            # Recorded before, ignored now: dropped, so a snapshot follows the ignore rules of now.
+            self.git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard"),
+        )
+        ignored = {p.decode("utf-8", "surrogateescape") for p in now_ignored.split(b"\0") if p}
+        tagged = [entry.decode("utf-8", "surrogateescape") for entry in listed.split(b"\0") if len(entry) > 2]
+        deleted = {entry[2:] for entry in tagged if entry[0] == "R"}  # git's "removed"
+        dropped = deleted | ignored
+        present = list(dict.fromkeys(entry[2:] for entry in tagged if entry[2:] not in dropped))
+        # A directory that became a symlink: what was under it goes, the link itself is recorded.
+        links = {path: link for path in present if (link := self._symlinked_parent(path)) is not None}
+        present = list(dict.fromkeys(links.get(path, path) for path in present))
+        too_big = set(await asyncio.to_thread(self._larger_than_limit, present))
+        return [p for p in present if p not in too_big], sorted(dropped | too_big | set(links.values()))
+
+    def _symlinked_parent(self, path: str) -> str | None:
+        parts = path.split("/")
+        for end in range(1, len(parts)):
+            if os.path.islink(os.path.join(self.work_tree, *parts[:end])):
+                return "/".join(parts[:end])
+        return None
 
     def _larger_than_limit(self, paths: list[str]) -> list[str]:
         big = []
@@ -150,7 +175,7 @@ class ShadowRepo:
                 if os.lstat(os.path.join(self.work_tree, path)).st_size > self.max_file_bytes:
                     big.append(path)
             except OSError:
-                continue
+                continue  # deleted: nothing to weigh
         return big
 
     # --- reading -----------------------------------------------------------------------------
@@ -203,6 +228,10 @@ class ShadowRepo:
     async def delete_ref(self, ref: str) -> None:
         if (self.git_dir / "HEAD").exists():
             await self.git("update-ref", "-d", ref, ok=(0, 1))
+
+
+def _pathspecs(paths: list[str]) -> bytes:
+    return b"".join(b":(literal)" + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
 
 
 def _inside(path: str, root: str) -> bool:
