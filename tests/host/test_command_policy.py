@@ -16,25 +16,25 @@ from tiller.tools.ports import ApprovalRequest
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def user_file(tmp_path: Path) -> Path:
     return tmp_path / "config" / "tiller" / "settings.json"
 
 
 @pytest.fixture
 def reports() -> list:
+    """The persistence_error events the policy reported."""
     return []
 
 
 @pytest.fixture
-def policy(project, user_file, reports) -> CommandPolicy:
-    return CommandPolicy(str(project), reports.append, user_path=user_file)
+def policy(tmp_path, user_file, reports) -> CommandPolicy:
+    (tmp_path / "project").mkdir()
+    return CommandPolicy(str(tmp_path / "project"), reports.append, user_path=user_file)
+
+
+@pytest.fixture
+def project(policy) -> Path:
+    return Path(policy.cwd)
 
 
 def write_settings(path: Path, **settings) -> None:

@@ -11,10 +11,9 @@ import asyncio
 import logging
 from pathlib import Path
 
+from acp import RequestError
 from acp.interfaces import Client
 from acp.schema import ClientCapabilities
-
-from acp import RequestError
 
 from ..host.editor import EditorCapabilities, EditorDocument
 from ..protocol.events import AnyWireEvent

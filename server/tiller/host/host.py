@@ -210,8 +210,11 @@ class Host:
     async def delete(self, session_id: str) -> None:
         if session_id not in self.sessions and not self.store.exists(session_id):
             raise HostError(ErrorCode.SESSION_NOT_FOUND, f"Unknown session: {session_id}")
-        if session_id in self.sessions:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            await session.checkpoints.idle()
             await self.close(session_id)
+            await session.checkpoints.forget()
         self.store.delete(session_id)
 
     async def close(self, session_id: str) -> None:

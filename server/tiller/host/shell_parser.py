@@ -230,28 +230,24 @@ class _Walker:
 
 
 def _unescape_unquoted(text: str) -> str:
-    out: list[str] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            if text[index + 1] != "\n":  # a backslash-newline joins lines
-                out.append(text[index + 1])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    return _unescape(text, escapable=None)
 
 
 def _unescape_quoted(text: str) -> str:
+    # Inside double quotes a backslash escapes only $ ` " \ and a newline.
+    return _unescape(text, escapable='$`"\\\n')
+
+
+def _unescape(text: str, escapable: str | None) -> str:
+    """Backslash removal as bash does it; `escapable` None: any character (unquoted text)."""
     out: list[str] = []
     index = 0
     while index < len(text):
         char = text[index]
-        if char == "\\" and index + 1 < len(text) and text[index + 1] in '$`"\\\n':
-            if text[index + 1] != "\n":
-                out.append(text[index + 1])
+        following = text[index + 1] if index + 1 < len(text) else ""
+        if char == "\\" and following and (escapable is None or following in escapable):
+            if following != "\n":  # a backslash-newline joins lines
+                out.append(following)
             index += 2
             continue
         out.append(char)
