@@ -70,7 +70,7 @@ class TillerWireTypes(BaseModel):
     list_checkpoints_result: p.ListCheckpointsResult
     rewind_params: p.RewindParams
     rewind_result: p.RewindResult
-    checkpoint_event: e.CheckpointEvent
+    checkpoint: p.Checkpoint
     rewind_event: e.RewindEvent
 
 

@@ -67,8 +67,6 @@ async def test_rewind_files_conversation_and_both_and_undo_each(start_tiller, se
     assert (first["kind"], first["title"], first["messageCount"], first["onCurrentBranch"]) == (
         "turn", "change things", 0, True)
     assert (second["title"], second["messageCount"]) == ("one more", 8)
-    assert [e["checkpoint"]["checkpointId"] for e in client.events_of(session, "checkpoint")] == [
-        first["checkpointId"], second["checkpointId"]]
 
     # Files only: everything the agent did (its edit, sed -i, bash's new and deleted files) goes back;
     # the ignored build.log is not touched; the conversation stays.

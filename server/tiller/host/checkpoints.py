@@ -21,8 +21,8 @@ from typing import Any
 
 from ..ai.types import now_ms
 from ..persistence.session_files import from_ranges, to_ranges
-from ..protocol.events import Checkpoint, CheckpointEvent, PersistenceErrorEvent
-from ..protocol.methods import ListCheckpointsResult
+from ..protocol.events import PersistenceErrorEvent
+from ..protocol.methods import Checkpoint, ListCheckpointsResult
 from .shadow_git import Commit, GitError, ShadowRepo, git_available
 
 logger = logging.getLogger("tiller.checkpoints")
@@ -81,12 +81,10 @@ class SessionCheckpoints:
 
     async def _record(self, meta: dict[str, Any]) -> None:
         try:
-            commit = await self.record(meta)
+            await self.record(meta)
         except (GitError, OSError) as error:
             logger.warning("No checkpoint for session %s: %s", self.session_id, error)
             self._emit(PersistenceErrorEvent(message=f"Could not record a checkpoint of the workspace: {error}"))
-            return
-        self._emit(CheckpointEvent(checkpoint=self.describe(commit, None)))
 
     async def record(self, meta: dict[str, Any]) -> Commit:
         """A checkpoint on the session's ref; the workspace is settled there too."""

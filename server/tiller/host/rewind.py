@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..ai.types import now_ms
 from ..persistence.session_files import from_ranges, to_ranges
 from ..protocol.errors import ErrorCode
-from ..protocol.events import CheckpointEvent, RewindEvent
+from ..protocol.events import RewindEvent
 from ..protocol.methods import RewindParams, RewindResult, SkippedFile
 from ..tools.atomic_write import write_atomically
 from .editor import Editor
@@ -85,7 +85,6 @@ async def rewind(session: Session, editor: Editor, params: RewindParams) -> Rewi
         except ValueError as error:
             raise HostError(ErrorCode.INVALID_PARAMS, f"Invalid params: restore: {error}") from None
     count = len(session.agent.state.messages)
-    session.events.emit(CheckpointEvent(checkpoint=checkpoints.describe(now, session.conversation_records())))
     session.events.emit(RewindEvent(checkpoint_id=target.sha, restore=params.restore, undo_checkpoint_id=now.sha,
                                     message_count=count))
     return RewindResult(undo_checkpoint_id=now.sha, restored=outcome.restored, deleted=outcome.deleted,

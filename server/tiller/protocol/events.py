@@ -110,28 +110,6 @@ class ApprovalResolvedEvent(WireModel):
     accepted_hunks: list[str] | None = None
 
 
-class Checkpoint(WireModel):
-    """The workspace's files and the conversation as they were at one moment (see
-    protocol.md, "Checkpoints and rewind")."""
-
-    checkpoint_id: str
-    created_at: int
-    # turn: taken before a prompt ran; rewind: taken just before a rewind (rewind to it to undo).
-    kind: Literal["turn", "rewind"]
-    # How many messages the conversation had then: for a turn, messages[messageCount] is
-    # the user message that started it ("rewind to here").
-    message_count: int
-    # The prompt's first line, or what the rewind went back to.
-    title: str
-    # Its conversation is the start of the session's current one.
-    on_current_branch: bool
-
-
-class CheckpointEvent(WireModel):
-    type: Literal["checkpoint"] = "checkpoint"
-    checkpoint: Checkpoint
-
-
 class RewindEvent(WireModel):
     """The files and/or the conversation went back to a checkpoint: a client reloads the
     messages (agent/getState) when the conversation was restored."""
@@ -178,7 +156,7 @@ WireEvent = Annotated[
         AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
         MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
         QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
-        CheckpointEvent, RewindEvent,
+        RewindEvent,
     ],
     Field(discriminator="type"),
 ]
@@ -188,7 +166,7 @@ AnyWireEvent = Union[
     AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
     MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
     QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
-    CheckpointEvent, RewindEvent,
+    RewindEvent,
 ]
 
 

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
-from .events import ApprovalRequestEvent, ApprovalResolvedEvent, Checkpoint, SessionStateEvent
+from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
 from .modes import (
     ApprovalMode,
     ApprovalOptionId,
@@ -253,6 +253,23 @@ class SetRulesParams(SessionRef):
 
 
 # --- checkpoints -------------------------------------------------------------------------
+
+
+class Checkpoint(WireModel):
+    """The workspace's files and the conversation as they were at one moment (see
+    protocol.md, "Checkpoints and rewind")."""
+
+    checkpoint_id: str
+    created_at: int
+    # turn: taken before a prompt ran; rewind: taken just before a rewind (rewind to it to undo).
+    kind: Literal["turn", "rewind"]
+    # How many messages the conversation had then: for a turn, messages[messageCount] is
+    # the user message that started it ("rewind to here").
+    message_count: int
+    # The prompt's first line, or what the rewind went back to.
+    title: str
+    # Its conversation is the start of the session's current one.
+    on_current_branch: bool
 
 
 class ListCheckpointsResult(WireModel):
