@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..protocol.errors import ErrorCode  # light: the protocol package imports nothing heavy
 from .client import AgentClient, RpcError
-from .rewind_command import is_rewind_command, rewind_command
 from .render import JsonRenderer, TerminalRenderer, isatty
+from .rewind_command import is_rewind_command, rewind_command
 
 if TYPE_CHECKING:  # the terminal front end (prompt_toolkit, rich) is imported only when used
     from .tty import PromptLines, Status, TtyRenderer

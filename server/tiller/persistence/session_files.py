@@ -96,6 +96,9 @@ class SessionFile:
                         tool_execution: str | None = None) -> None:
         self.append(settings_record(model, thinking_level, approval_mode, tool_execution))
 
+    def append_branch(self, conversation: list[list[int]]) -> None:
+        self.append({"type": "branch", "conversation": conversation})
+
 
 def approval_record(event: dict[str, Any]) -> dict[str, Any]:
     return {"type": "approval", "event": event}
@@ -111,9 +114,6 @@ def settings_record(model: str, thinking_level: str, approval_mode: str,
     if tool_execution is not None:
         record["toolExecution"] = tool_execution
     return record
-
-    def append_branch(self, conversation: list[list[int]]) -> None:
-        self.append({"type": "branch", "conversation": conversation})
 
 
 class SessionStore:
