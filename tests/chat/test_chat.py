@@ -262,3 +262,33 @@ def test_rewind_lists_checkpoints_and_goes_back_to_one(tmp_path):
             "(undo: /rewind 3 both)") in chat.stderr
     assert (workspace / "notes.txt").read_text() == "as it was\n"
     assert chat.stdout == "reply one\nreply two\n"  # /rewind is never sent as a prompt
+
+
+def test_approval_mode_plan_refuses_a_write_and_mode_switches_it(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    write = {"content": [{"type": "toolCall", "name": "write", "arguments": {"path": "plan.txt", "content": "x\n"}}]}
+    script = write_script(tmp_path, [write, text_reply("planned")])
+    result = run_chat("--approval-mode", "plan", "plan it", "--cwd", str(work), script=script)
+    assert result.returncode == 0, result.stderr
+    assert "plan mode" in result.stdout.splitlines()[1] and result.stdout.endswith("planned\n")
+    assert not (work / "plan.txt").exists()
+
+    # Interactive: /mode shows the mode, switches to plan, refuses what is not a mode; never a prompt.
+    script = write_script(tmp_path, [write, text_reply("planned")], name="again.json")
+    chat = ChatProcess("--cwd", str(work), script=script, cwd=work)
+    try:
+        chat.send("/mode")
+        chat.wait_stderr("usage: /mode")
+        chat.send("/mode plan")
+        chat.wait_stderr("approval mode: plan (")
+        chat.send("/mode sometimes")
+        chat.wait_stderr("unknown mode: sometimes")
+        chat.send("write it")
+        chat.wait_stdout("planned")
+        chat.close_stdin()
+        assert chat.wait() == 0, chat.stderr
+    finally:
+        chat.kill()
+    assert "approval mode: ask\n" in chat.stderr and "  plan         explore and plan" in chat.stderr
+    assert "plan mode" in chat.stdout and not (work / "plan.txt").exists()

@@ -8,7 +8,8 @@ is `client.py`.
     interactive  tiller chat            a prompt per line; a line typed while a run streams
                                         is sent as agent/steer; Ctrl-C aborts the run, a
                                         second Ctrl-C (or Ctrl-C / EOF at the prompt) quits;
-                                        /rewind lists checkpoints and goes back to one
+                                        /rewind lists checkpoints and goes back to one;
+                                        /mode shows or sets the approval mode (plan too)
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..protocol.errors import ErrorCode  # light: the protocol package imports nothing heavy
+from ..protocol.modes import APPROVAL_MODES
 from .client import AgentClient, RpcError
+from .mode_command import is_mode_command, mode_command
 from .render import JsonRenderer, TerminalRenderer, isatty
 from .rewind_command import is_rewind_command, rewind_command
 
@@ -45,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print every agent/event notification as one JSON line")
     parser.add_argument("--cwd", help="the workspace: rootUri and the session's cwd (default: the current directory)")
     parser.add_argument("--verbose", action="store_true", help="pass the server's log (stderr) through")
+    parser.add_argument("--approval-mode", choices=APPROVAL_MODES,
+                        help="how edits, writes and commands are approved (default: the server's, ask); "
+                             "plan changes nothing")
     parser.add_argument("--resume", nargs="?", const="", metavar="ID",
                         help="continue a saved session (default: the most recent one of this directory)")
 
@@ -58,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tiller: --cwd: not a directory: {args.cwd}", file=sys.stderr)
         return EXIT_USAGE
     app = ChatApp(prompt=args.prompt, model=args.model, json_mode=args.json, cwd=cwd, verbose=args.verbose,
-                  resume=args.resume)
+                  resume=args.resume, approval_mode=args.approval_mode)
     return asyncio.run(app.main())
 
 
@@ -131,8 +137,9 @@ class ChatApp:
     def __init__(self, *, prompt: str | None, model: str | None, json_mode: bool, cwd: str,
                  verbose: bool = False, stdin_fd: int = 0, out: TextIO | None = None,
                  err: TextIO | None = None, server_command: list[str] | None = None,
-                 resume: str | None = None) -> None:
+                 resume: str | None = None, approval_mode: str | None = None) -> None:
         self.prompt_text = prompt
+        self.approval_mode = approval_mode
         self.resume = resume  # None: a new session; "": the latest of cwd; else an id
         self.model = model
         self.cwd = cwd
@@ -216,7 +223,7 @@ class ChatApp:
         if self.resume is not None:
             session = await self._resume_session()
         else:
-            session = await self.client.new_session(cwd=self.cwd, model=self.model)
+            session = await self.client.new_session(cwd=self.cwd, model=self.model, approval_mode=self.approval_mode)
         self.session_id, self.session_model = session["sessionId"], session["model"]
         if self.session_model.startswith(OFFLINE_PROVIDER):
             self.ui.notice(OFFLINE_NOTICE.format(model=self.session_model))
@@ -246,6 +253,8 @@ class ChatApp:
         if self.model:
             await self.client.request("agent/setModel", {"sessionId": session_id, "model": self.model})
             session["model"] = self.model
+        if self.approval_mode:
+            await self.client.request("agent/setApprovalMode", {"sessionId": session_id, "mode": self.approval_mode})
         self.ui.notice(f"resumed session {session_id} ({session.get('messageCount', 0)} messages)")
         return session
 
@@ -320,6 +329,9 @@ class ChatApp:
                 continue
             if is_rewind_command(line) and self.client is not None:
                 await rewind_command(self.client, self.session_id, line, self.ui)
+                continue
+            if is_mode_command(line) and self.client is not None:
+                await mode_command(self.client, self.session_id, line, self.ui)
                 continue
             result = await self._run_prompt(line, lines)
             if result is None:
