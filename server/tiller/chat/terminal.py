@@ -402,8 +402,8 @@ class ChatApp:
             event = self._approvals.popleft()
             self.ui.end_line()
             self._tty_ui().show(approval_prompt.describe(event))
-            answer = await self._approval_answer(lines)
             options = event.get("options") or []
+            answer = await self._approval_answer(lines, options)
             try:
                 await self.client.request("agent/respondApproval", {
                     "sessionId": self.session_id, "approvalId": event.get("approvalId"),
@@ -419,15 +419,15 @@ class ChatApp:
         assert isinstance(self.ui, TtyRenderer)
         return self.ui
 
-    async def _approval_answer(self, lines: PromptLines) -> Any:
+    async def _approval_answer(self, lines: PromptLines, options: list[dict[str, Any]]) -> Any:
         from . import approval_prompt
 
         while True:
-            typed = await lines.ask(approval_prompt.QUESTION)
+            typed = await lines.ask(approval_prompt.question(options))
             if typed is None:  # Ctrl-C / Ctrl-D
                 self.ui.notice("rejected")
                 return approval_prompt.Answer("reject_once")
-            parsed = approval_prompt.parse(typed)
+            parsed = approval_prompt.parse(typed, options)
             if parsed is None:
                 continue
             kind, wants_reason = parsed
