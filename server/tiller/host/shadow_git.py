@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+# More changed paths than this are staged by one walk of the tree rather than path by path.
+BULK_PATHS = 1000
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
@@ -60,11 +62,13 @@ class Commit:
 
 
 class ShadowRepo:
-    def __init__(self, data_dir: Path, work_tree: str, max_file_bytes: int = MAX_FILE_BYTES) -> None:
+    def __init__(self, data_dir: Path, work_tree: str, max_file_bytes: int = MAX_FILE_BYTES,
+                 bulk_paths: int = BULK_PATHS) -> None:
         self.work_tree = os.path.realpath(work_tree)
         digest = hashlib.sha256(self.work_tree.encode("utf-8", "surrogateescape")).hexdigest()[:20]
         self.git_dir = data_dir / "checkpoints" / digest
         self.max_file_bytes = max_file_bytes
+        self.bulk_paths = bulk_paths
         self._excluded_dirs = [d for d in (os.path.realpath(data_dir),) if _inside(d, self.work_tree)]
         self._lock = asyncio.Lock()
 
@@ -125,11 +129,17 @@ class ShadowRepo:
         """Record the workspace as it is now; `ref` (if given) then points at the commit,
         whose parent is what `parent_ref` pointed at. Call under `locked()`."""
         await self._ensure()
-        changed, gone = await self._changed_paths()
+        changed, gone, too_big = await self._changed_paths()
         if gone:  # deleted, or grown past the limit: forgotten, never kept at an old version
             await self.git("rm", "--cached", "--force", "--quiet", "--ignore-unmatch", "-r", "--pathspec-from-file=-",
                            "--pathspec-file-nul", input=_pathspecs(gone))
-        if changed:  # only what changed is staged: no second walk of the tree
+        if len(changed) > self.bulk_paths:
+            # git matches every file against every pathspec: thousands of them (a first
+            # snapshot) would cost files x paths. One walk of the whole tree instead, leaving
+            # out only what is too big.
+            await self.git("add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
+                           input=b".\0" + _pathspecs(too_big, magic="exclude,literal"), ok=(0, 1))
+        elif changed:  # only what changed is staged: no second walk of the tree
             await self.git("add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
                            input=_pathspecs(changed), ok=(0, 1))
         tree = (await self.git("write-tree")).decode().strip()
@@ -142,9 +152,10 @@ class ShadowRepo:
             await self.git("update-ref", ref, sha)
         return Commit(sha, tree, meta)
 
-    async def _changed_paths(self) -> tuple[list[str], list[str]]:
+    async def _changed_paths(self) -> tuple[list[str], list[str], list[str]]:
         """What changed since the last snapshot, in one walk of the tree (ignored files left
-        out): the paths to stage, and the paths to drop (deleted, or too big to record)."""
+        out): the paths to stage, the paths to drop (deleted, or too big to record), and the
+        changed ones too big to record."""
         listed, now_ignored = await asyncio.gather(
             self.git("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard"),
             # Recorded before, ignored now: dropped, so a snapshot follows the ignore rules of now.
@@ -159,7 +170,8 @@ class ShadowRepo:
         links = {path: link for path in present if (link := self._symlinked_parent(path)) is not None}
         present = list(dict.fromkeys(links.get(path, path) for path in present))
         too_big = set(await asyncio.to_thread(self._larger_than_limit, present))
-        return [p for p in present if p not in too_big], sorted(dropped | too_big | set(links.values()))
+        return ([p for p in present if p not in too_big], sorted(dropped | too_big | set(links.values())),
+                sorted(too_big))
 
     def _symlinked_parent(self, path: str) -> str | None:
         parts = path.split("/")
@@ -230,8 +242,9 @@ class ShadowRepo:
             await self.git("update-ref", "-d", ref, ok=(0, 1))
 
 
-def _pathspecs(paths: list[str]) -> bytes:
-    return b"".join(b":(literal)" + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+def _pathspecs(paths: list[str], magic: str = "literal") -> bytes:
+    prefix = f":({magic})".encode()
+    return b"".join(prefix + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
 
 
 def _inside(path: str, root: str) -> bool:
