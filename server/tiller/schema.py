@@ -63,6 +63,15 @@ class TillerWireTypes(BaseModel):
     list_models_result: p.ListModelsResult
     list_sessions_result: p.ListSessionsResult
     empty: p.Empty
+    # Command rules, plan mode and checkpoints.
+    command_rules: p.CommandRules
+    rules_result: p.RulesResult
+    set_rules_params: p.SetRulesParams
+    list_checkpoints_result: p.ListCheckpointsResult
+    rewind_params: p.RewindParams
+    rewind_result: p.RewindResult
+    checkpoint: p.Checkpoint
+    rewind_event: e.RewindEvent
 
 
 class WireJsonSchema(GenerateJsonSchema):

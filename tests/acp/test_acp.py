@@ -212,7 +212,7 @@ async def test_modes_and_config_options_drive_approvals_and_models(tmp_path, llm
         created = await acp.connection.new_session(cwd=str(workspace), mcp_servers=[])
         options = {o.id: o for o in created.config_options}
         assert options["model"].current_value == MODEL and options["mode"].current_value == "ask"
-        assert [m.id for m in created.modes.available_modes] == ["ask", "acceptEdits", "yolo"]
+        assert [m.id for m in created.modes.available_modes] == ["ask", "acceptEdits", "yolo", "plan"]
         await acp.connection.set_session_mode(session_id=created.session_id, mode_id="yolo")
         changed = await acp.connection.set_config_option(config_id="thought_level", session_id=created.session_id,
                                                          value="high")

@@ -232,3 +232,63 @@ def test_resume_continues_the_latest_saved_session_of_the_directory(tmp_path):
 
     nothing = run_chat("hi", "--resume", "--cwd", str(tmp_path), script=second)
     assert nothing.returncode == 2 and "No saved session" in nothing.stderr
+
+
+def test_rewind_lists_checkpoints_and_goes_back_to_one(tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("as it was\n")
+    script = write_script(tmp_path, [text_reply("reply one"), text_reply("reply two")])
+    chat = ChatProcess(script=script, cwd=workspace)
+    try:
+        chat.send("first")
+        chat.wait_stderr("[faux/faux-1: ")
+        (workspace / "notes.txt").write_text("changed between prompts\n")
+        chat.send("second")
+        chat.wait_stderr("[faux/faux-1: ", count=2)
+        chat.send("/rewind")
+        chat.wait_stderr("usage: /rewind")
+        chat.send("/rewind 1 both")
+        chat.wait_stderr("rewound both to checkpoint 1")
+        chat.send("/rewind 9")
+        chat.wait_stderr("no checkpoint 9 (there are 3)")
+        chat.close_stdin()
+        assert chat.wait() == 0, chat.stderr
+    finally:
+        chat.kill()
+    listing = chat.stderr.split("checkpoints (oldest first):")[1]
+    assert "  1  " in listing and "turn    first" in listing and "turn    second" in listing
+    assert ("rewound both to checkpoint 1; restored notes.txt; 0 messages in the conversation "
+            "(undo: /rewind 3 both)") in chat.stderr
+    assert (workspace / "notes.txt").read_text() == "as it was\n"
+    assert chat.stdout == "reply one\nreply two\n"  # /rewind is never sent as a prompt
+
+
+def test_approval_mode_plan_refuses_a_write_and_mode_switches_it(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    write = {"content": [{"type": "toolCall", "name": "write", "arguments": {"path": "plan.txt", "content": "x\n"}}]}
+    script = write_script(tmp_path, [write, text_reply("planned")])
+    result = run_chat("--approval-mode", "plan", "plan it", "--cwd", str(work), script=script)
+    assert result.returncode == 0, result.stderr
+    assert "plan mode" in result.stdout.splitlines()[1] and result.stdout.endswith("planned\n")
+    assert not (work / "plan.txt").exists()
+
+    # Interactive: /mode shows the mode, switches to plan, refuses what is not a mode; never a prompt.
+    script = write_script(tmp_path, [write, text_reply("planned")], name="again.json")
+    chat = ChatProcess("--cwd", str(work), script=script, cwd=work)
+    try:
+        chat.send("/mode")
+        chat.wait_stderr("usage: /mode")
+        chat.send("/mode plan")
+        chat.wait_stderr("approval mode: plan (")
+        chat.send("/mode sometimes")
+        chat.wait_stderr("unknown mode: sometimes")
+        chat.send("write it")
+        chat.wait_stdout("planned")
+        chat.close_stdin()
+        assert chat.wait() == 0, chat.stderr
+    finally:
+        chat.kill()
+    assert "approval mode: ask\n" in chat.stderr and "  plan         explore and plan" in chat.stderr
+    assert "plan mode" in chat.stdout and not (work / "plan.txt").exists()

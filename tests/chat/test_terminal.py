@@ -155,3 +155,20 @@ def test_bash_cannot_read_keys_from_the_chat_process_either(tmp_path, work, term
     seen = (work / "chat-env.txt").read_text()
     assert "TILLER_FAUX_SCRIPT=" in seen  # it did read the chat process's block
     assert secret not in seen and "ghp_chat_pat" not in seen
+
+
+def test_a_commands_always_options_show_the_exact_rule_and_u_saves_it_for_every_project(tmp_path, work, terminals):
+    first = {"type": "toolCall", "name": "bash", "arguments": {"command": "echo one"}}
+    second = {"type": "toolCall", "name": "bash", "arguments": {"command": "echo two"}}
+    script = write_script(tmp_path, [{"content": [first]}, {"content": [second]}, text_reply("Both echoed.")])
+    config = tmp_path / "config"
+    term = terminals("echo twice", env=environment(script, XDG_CONFIG_HOME=str(config)), cwd=work)
+    screen = term.wait_text("[p] project  [u] every project  [n] reject")
+    assert "[a] Always allow `echo *` in this session" in screen, screen
+    assert "[u] Always allow `echo *` in every project" in screen
+    term.type("u\r")
+    screen = term.wait_text("Both echoed.")
+    assert screen.count("Allow? [y]") == 1  # echo two ran under the saved rule
+    assert term.wait_exit() == 0
+    assert '"echo *"' in (config / "tiller" / "settings.json").read_text()
+    assert not (work / ".tiller").exists()

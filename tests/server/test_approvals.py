@@ -86,7 +86,11 @@ async def test_allow_once_shows_what_each_tool_would_do_then_does_it(start_tille
         "toolCallId": "b1", "toolName": "bash", "kind": "execute", "title": "Run echo hi > c.txt",
         "command": "echo hi > c.txt",
     }
-    assert "diff" not in bash and "path" not in bash and bash["options"] == options("bash")
+    assert "diff" not in bash and "path" not in bash
+    # A command's "always allow" saves a rule for it (see test_command_rules_e2e.py), not all of bash.
+    assert [(o["optionId"], o.get("rule", {}).get("patterns")) for o in bash["options"]] == [
+        ("allow_once", None), ("allow_always", ["echo *"]), ("allow_always_project", ["echo *"]),
+        ("allow_always_user", ["echo *"]), ("reject_once", None), ("reject_always", None)]
     await client.respond(session, bash["approvalId"], "allow_once")
     answer = await prompt.result()
 

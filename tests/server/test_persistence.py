@@ -71,7 +71,8 @@ async def test_a_session_survives_kill_9_and_goes_on_in_a_new_server(start_tille
         ("assistant", "Written down."), ("user", "Now write an essay about it"),
     ]
     session_file = data_dir / "sessions" / f"{session}.jsonl"
-    assert tree(data_dir) == {"sessions", f"sessions/{session}.jsonl"}
+    # (the workspace's checkpoints live beside the sessions, in checkpoints/)
+    assert {p for p in tree(data_dir) if not p.startswith("checkpoints")} == {"sessions", f"sessions/{session}.jsonl"}
     # A crash mid-write leaves a torn last line; it must not cost the session.
     with session_file.open("a") as handle:
         handle.write(TORN)
@@ -134,7 +135,10 @@ async def test_a_session_survives_kill_9_and_goes_on_in_a_new_server(start_tille
 
     assert tree(workspace) == {"number.txt"}
     assert tree(elsewhere) == {"home", "xdg-data", "xdg-state", "xdg-cache", "tmp"}
-    assert tree(data_dir) == {"sessions"}
+    # The workspace's shadow repository stays (other sessions may share it); the session's
+    # checkpoints in it are gone.
+    assert {p for p in tree(data_dir) if not p.startswith("checkpoints")} == {"sessions"}
+    assert not [p for p in tree(data_dir) if p.endswith(f"/{session}")]
 
 
 async def test_a_reloaded_session_keeps_its_tools_and_system_prompt(start_tiller):

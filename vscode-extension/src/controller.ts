@@ -4,6 +4,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 
 import { ApprovalNotices, type NoticeLink } from "./approvalNotices";
+import { removableRules, rulesWithout, type RuleItem } from "./commandRules";
 import { DiffApplyError } from "./diff";
 import { HunkChoices } from "./hunkChoices";
 import { TillerClient, type RpcConnection } from "./protocol/client";
@@ -16,12 +17,19 @@ import {
   type ApprovalOptionId,
   type ApprovalRequestEvent,
   type EditorContext,
+  type RewindParams,
   type ThinkingLevel,
 } from "./protocol/types";
 import { closeProposalTabs, proposalDocuments, ProposalProvider } from "./proposals";
 import type { ContextChip, FromWebview, ServerStatus, ToWebview } from "./webview/messages";
 
 export const SESSION_KEY = "tiller.sessionId";
+
+const REWIND_CHOICES: { label: string; description: string; restore: RewindParams["restore"] }[] = [
+  { label: "Files and conversation", description: "Back to before this message ran", restore: "both" },
+  { label: "Files only", description: "Undo the changes to files since this message; keep the conversation", restore: "files" },
+  { label: "Conversation only", description: "Drop this message and what followed; keep the files", restore: "conversation" },
+];
 
 /** Where the controller posts panel messages (the WebviewView's webview, or a test double). */
 export interface PanelSink {
@@ -237,6 +245,9 @@ export class TillerController implements vscode.Disposable {
           this.contextItems.splice(message.index, 1);
           this.postContext();
           break;
+        case "rewindTo":
+          await this.rewindTo(message.messageIndex);
+          break;
         case "clearQueue":
           if (this.sessionId) await this.requireClient().clearQueue(this.sessionId);
           break;
@@ -446,6 +457,7 @@ export class TillerController implements vscode.Disposable {
       { label: "ask", description: "Ask before every edit, write and command", mode: "ask" },
       { label: "acceptEdits", description: "Edits and writes go ahead; ask before commands", mode: "acceptEdits" },
       { label: "yolo", description: "Everything goes ahead without asking", mode: "yolo" },
+      { label: "plan", description: "Explore and plan: no edits or writes, only read-only commands", mode: "plan" },
     ];
     const current = this.view?.approvalMode;
     const picked = await vscode.window.showQuickPick(
@@ -481,6 +493,69 @@ export class TillerController implements vscode.Disposable {
     );
     if (!picked || !this.sessionId) return;
     await client.setThinkingLevel(this.sessionId, picked.level);
+  }
+
+  /** Shows the saved command rules; the one picked can be removed (agent/setRules). */
+  async manageRules(): Promise<void> {
+    const client = this.requireClient();
+    const sessionId = this.sessionId;
+    if (!sessionId) return;
+    const rules = await client.getRules(sessionId);
+    const items = removableRules(rules);
+    if (!items.length) {
+      void vscode.window.showInformationMessage("tiller: no command rules saved yet. “Always allow” in a command's approval saves one.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick<RuleItem>(items, {
+      title: "tiller command rules: pick one to remove it",
+      matchOnDescription: true,
+    });
+    if (!picked) return;
+    const confirm = `Remove “${picked.pattern}”`;
+    const answer = await vscode.window.showWarningMessage(`${picked.label} (${picked.description}): remove this rule?`, { modal: true }, confirm);
+    if (answer !== confirm) return;
+    await client.setRules({ sessionId, scope: picked.scope, rules: rulesWithout(rules, picked) });
+    void vscode.window.showInformationMessage(`tiller: removed the rule “${picked.pattern}”.`);
+  }
+
+  /** "Rewind to here" on the user message at `messageIndex`: back to the checkpoint taken
+   * before it ran (files, conversation or both, as the user picks). */
+  async rewindTo(messageIndex: number): Promise<void> {
+    const client = this.requireClient();
+    const sessionId = this.sessionId;
+    if (!sessionId) return;
+    const listed = await client.listCheckpoints(sessionId);
+    const checkpoint = listed.checkpoints.find((c) => c.kind === "turn" && c.onCurrentBranch && c.messageCount === messageIndex);
+    if (!checkpoint) {
+      void vscode.window.showInformationMessage(
+        listed.available ? "tiller: there is no checkpoint before this message (none is taken in plan mode or without tools that change files)." : `tiller: no checkpoints: ${listed.reason ?? "not available"}`,
+      );
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(
+      REWIND_CHOICES.map((c) => ({ ...c })),
+      { title: `Rewind to before “${checkpoint.title}”` },
+    );
+    if (!picked) return;
+    const restore = picked.restore;
+    let result;
+    try {
+      result = await client.rewind({ sessionId, checkpointId: checkpoint.checkpointId, restore });
+    } catch (error) {
+      if (errorCode(error) !== ErrorCodes.REWIND_CONFLICT) throw error;
+      const force = "Rewind Anyway";
+      const answer = await vscode.window.showWarningMessage(errorMessage(error), { modal: true }, force);
+      if (answer !== force) return;
+      result = await client.rewind({ sessionId, checkpointId: checkpoint.checkpointId, restore, force: true });
+    }
+    const undo = "Undo Rewind";
+    const changed = [...result.restored, ...result.deleted].length;
+    const skipped = result.skipped.map((s) => `${s.path}: ${s.reason}`).join("; ");
+    const answer = await vscode.window.showInformationMessage(
+      `tiller: rewound ${restore === "both" ? "files and conversation" : restore}${restore !== "conversation" ? ` (${changed} files)` : ""}.${skipped ? ` Left: ${skipped}` : ""}`,
+      undo,
+    );
+    if (answer === undo) await client.rewind({ sessionId, checkpointId: result.undoCheckpointId, restore });
   }
 
   /** Adds the active editor's selection (or, without one, its whole document) to the next prompt. */

@@ -117,6 +117,9 @@ export const stub = {
   remoteName: undefined as string | undefined,
   /** Answers for showInformationMessage, by message (a function of the buttons, or a button). */
   answerInfo: (_message: string, _items: string[]): string | undefined => undefined,
+  /** Modal confirmations (showWarningMessage), and their answer (a button, or undefined). */
+  warningMessages: [] as { message: string; items: string[] }[],
+  answerWarning: (_message: string, _items: string[]): string | undefined => undefined,
   answerInputBox: (): string | undefined => undefined,
   answerQuickPick: <T>(items: T[]): T | undefined => items[0],
   quickPicks: [] as unknown[][],
@@ -144,6 +147,8 @@ export const stub = {
     this.remoteName = undefined;
     this.answerInfo = () => undefined;
     this.answerInputBox = () => undefined;
+    this.warningMessages = [];
+    this.answerWarning = () => undefined;
     this.answerQuickPick = (items) => items[0];
     this.quickPicks = [];
     this.textDocuments = [];
@@ -197,6 +202,11 @@ export const window = {
     const buttons = items.filter((i): i is string => typeof i === "string");
     stub.infoMessages.push({ message, items: buttons });
     return stub.answerInfo(message, buttons);
+  },
+  async showWarningMessage(message: string, ...items: unknown[]): Promise<string | undefined> {
+    const buttons = items.filter((i): i is string => typeof i === "string");
+    stub.warningMessages.push({ message, items: buttons });
+    return stub.answerWarning(message, buttons);
   },
   async showErrorMessage(message: string, ...items: unknown[]): Promise<string | undefined> {
     stub.errorMessages.push({ message, items });

@@ -399,3 +399,48 @@ test("review per hunk: a checkbox per hunk, the choice shown and sent, Allow nee
   assert.deepEqual(panel.problems, []);
   await page.close();
 });
+
+test("a command's approval shows why it asks and where an always-allow saves; each user message can rewind to there", async () => {
+  const panel = await openPanel("controls");
+  const { page } = panel;
+  await panel.send({ type: "status", status: "ready" });
+  await panel.send({ type: "reset", state: fixture.initialState });
+  const bashApproval = indexOf((n) => n.event.type === "approval_request" && n.event.toolCallId === "call_bash");
+  const recorded = events[bashApproval].event as Extract<AgentEventParams["event"], { type: "approval_request" }>;
+  const rule = { scope: "project" as const, patterns: ["python3 *"], path: "/home/ada/project/.tiller/settings.json" };
+  const asked = {
+    ...events[bashApproval],
+    event: {
+      ...recorded,
+      reason: "The line writes a file by redirection (> out.txt).",
+      options: [
+        { optionId: "allow_once" as const, name: "Allow once", kind: "allow_once" as const },
+        { optionId: "allow_always_project" as const, name: "Always allow `python3 *` in this project", kind: "allow_always" as const, rule },
+        { optionId: "reject_once" as const, name: "Reject", kind: "reject_once" as const },
+      ],
+    },
+  };
+  await panel.feed([...events.slice(0, bashApproval), asked]);
+  const card = page.locator('.tool-card[data-tool-call-id="call_bash"] .approval');
+  assert.equal(await card.locator(".approval-reason").textContent(), "The line writes a file by redirection (> out.txt).");
+  const always = card.locator('button[data-option-id="allow_always_project"]');
+  assert.equal(await always.textContent(), "Always allow `python3 *` in this project");
+  assert.equal(await always.getAttribute("title"), "Always allow `python3 *` in this project (saved in /home/ada/project/.tiller/settings.json)");
+
+  // Through the second prompt: two user messages, at 0 and 8 in the conversation.
+  const secondApproval = indexOf((n) => n.event.type === "approval_request" && n.event.toolCallId === "call_write");
+  await panel.feed(events.slice(bashApproval + 1, secondApproval));
+  const users = page.locator(".message.user");
+  assert.equal(await users.count(), 2);
+  await users.nth(1).hover();
+  await users.nth(1).locator("button.rewind").click();
+  await users.nth(0).hover();
+  await users.nth(0).locator("button.rewind").click();
+  const rewinds = (await panel.posted()).filter((m) => m.type === "rewindTo");
+  assert.deepEqual(rewinds, [
+    { type: "rewindTo", messageIndex: 8 },
+    { type: "rewindTo", messageIndex: 0 },
+  ]);
+  assert.deepEqual(panel.problems, []);
+  await page.close();
+});

@@ -68,6 +68,10 @@ class AcpEditor:
         await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
         await self.client.write_text_file(session_id=session_id, path=str(path), content=text)
 
+    async def delete_document(self, session_id: str, path: Path) -> None:
+        # ACP has no way to delete through the client: the disk it is.
+        await asyncio.to_thread(path.unlink, missing_ok=True)
+
     def send_event(self, session_id: str, seq: int, event: AnyWireEvent) -> None:
         stream = self.streams.get(session_id)
         if stream is None:

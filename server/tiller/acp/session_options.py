@@ -22,6 +22,7 @@ MODES: dict[ApprovalMode, tuple[str, str]] = {
     "ask": ("Ask", "Every file change and command asks for approval"),
     "acceptEdits": ("Accept edits", "File changes go through; commands ask"),
     "yolo": ("Yolo", "Nothing asks: changes and commands run at once"),
+    "plan": ("Plan", "Read-only: the agent explores and plans; edits and commands that change things are refused"),
 }
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = get_args(ThinkingLevel)
 
@@ -66,7 +67,7 @@ def _keyed_models(host: Host) -> list[Model]:
 def set_mode(session: Session, mode_id: str) -> None:
     for mode in APPROVAL_MODES:
         if mode == mode_id:
-            session.approvals.mode = mode
+            session.set_approval_mode(mode)
             session.settings_changed()
             return
     raise invalid_params(f"Unknown mode {mode_id!r}; modes: {', '.join(APPROVAL_MODES)}")

@@ -352,9 +352,9 @@ class AgentClient:
 
     async def new_session(self, *, cwd: str | None = None, model: str | None = None,
                           system_prompt: str | None = None, thinking_level: str | None = None,
-                          tools: list[str] | None = None) -> dict[str, Any]:
+                          tools: list[str] | None = None, approval_mode: str | None = None) -> dict[str, Any]:
         params = _without_none(cwd=cwd, model=model, systemPrompt=system_prompt,
-                               thinkingLevel=thinking_level, tools=tools)
+                               thinkingLevel=thinking_level, tools=tools, approvalMode=approval_mode)
         return await self.request("agent/newSession", params)
 
     async def prompt(self, session_id: str, text: str, *, streaming_behavior: str | None = None,

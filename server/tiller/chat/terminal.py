@@ -7,7 +7,9 @@ is `client.py`.
     one-shot     tiller chat "PROMPT"   stream one run, exit 0 / 1 (error) / 130 (aborted)
     interactive  tiller chat            a prompt per line; a line typed while a run streams
                                         is sent as agent/steer; Ctrl-C aborts the run, a
-                                        second Ctrl-C (or Ctrl-C / EOF at the prompt) quits
+                                        second Ctrl-C (or Ctrl-C / EOF at the prompt) quits;
+                                        /rewind lists checkpoints and goes back to one;
+                                        /mode shows or sets the approval mode (plan too)
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..environment import withhold_secrets_from_a_launcher
 from ..protocol.errors import ErrorCode  # light: the protocol package imports nothing heavy
+from ..protocol.modes import APPROVAL_MODES
 from .client import AgentClient, RpcError
+from .mode_command import is_mode_command, mode_command
 from .render import JsonRenderer, TerminalRenderer, isatty
+from .rewind_command import is_rewind_command, rewind_command
 
 if TYPE_CHECKING:  # the terminal front end (prompt_toolkit, rich) is imported only when used
     from .tty import PromptLines, Status, TtyRenderer
@@ -44,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print every agent/event notification as one JSON line")
     parser.add_argument("--cwd", help="the workspace: rootUri and the session's cwd (default: the current directory)")
     parser.add_argument("--verbose", action="store_true", help="pass the server's log (stderr) through")
+    parser.add_argument("--approval-mode", choices=APPROVAL_MODES,
+                        help="how edits, writes and commands are approved (default: the server's, ask); "
+                             "plan changes nothing")
     parser.add_argument("--resume", nargs="?", const="", metavar="ID",
                         help="continue a saved session (default: the most recent one of this directory)")
 
@@ -57,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tiller: --cwd: not a directory: {args.cwd}", file=sys.stderr)
         return EXIT_USAGE
     app = ChatApp(prompt=args.prompt, model=args.model, json_mode=args.json, cwd=cwd, verbose=args.verbose,
-                  resume=args.resume)
+                  resume=args.resume, approval_mode=args.approval_mode)
     return asyncio.run(app.main())
 
 
@@ -130,8 +138,9 @@ class ChatApp:
     def __init__(self, *, prompt: str | None, model: str | None, json_mode: bool, cwd: str,
                  verbose: bool = False, stdin_fd: int = 0, out: TextIO | None = None,
                  err: TextIO | None = None, server_command: list[str] | None = None,
-                 resume: str | None = None) -> None:
+                 resume: str | None = None, approval_mode: str | None = None) -> None:
         self.prompt_text = prompt
+        self.approval_mode = approval_mode
         self.resume = resume  # None: a new session; "": the latest of cwd; else an id
         self.model = model
         self.cwd = cwd
@@ -216,7 +225,7 @@ class ChatApp:
         if self.resume is not None:
             session = await self._resume_session()
         else:
-            session = await self.client.new_session(cwd=self.cwd, model=self.model)
+            session = await self.client.new_session(cwd=self.cwd, model=self.model, approval_mode=self.approval_mode)
         self.session_id, self.session_model = session["sessionId"], session["model"]
         if self.session_model.startswith(OFFLINE_PROVIDER):
             self.ui.notice(OFFLINE_NOTICE.format(model=self.session_model))
@@ -246,6 +255,8 @@ class ChatApp:
         if self.model:
             await self.client.request("agent/setModel", {"sessionId": session_id, "model": self.model})
             session["model"] = self.model
+        if self.approval_mode:
+            await self.client.request("agent/setApprovalMode", {"sessionId": session_id, "mode": self.approval_mode})
         self.ui.notice(f"resumed session {session_id} ({session.get('messageCount', 0)} messages)")
         return session
 
@@ -318,6 +329,12 @@ class ChatApp:
                 return EXIT_OK
             if not line.strip():
                 continue
+            if is_rewind_command(line) and self.client is not None:
+                await rewind_command(self.client, self.session_id, line, self.ui)
+                continue
+            if is_mode_command(line) and self.client is not None:
+                await mode_command(self.client, self.session_id, line, self.ui)
+                continue
             result = await self._run_prompt(line, lines)
             if result is None:
                 return EXIT_ABORTED
@@ -387,8 +404,8 @@ class ChatApp:
             event = self._approvals.popleft()
             self.ui.end_line()
             self._tty_ui().show(approval_prompt.describe(event))
-            answer = await self._approval_answer(lines)
             options = event.get("options") or []
+            answer = await self._approval_answer(lines, options)
             try:
                 await self.client.request("agent/respondApproval", {
                     "sessionId": self.session_id, "approvalId": event.get("approvalId"),
@@ -404,15 +421,15 @@ class ChatApp:
         assert isinstance(self.ui, TtyRenderer)
         return self.ui
 
-    async def _approval_answer(self, lines: PromptLines) -> Any:
+    async def _approval_answer(self, lines: PromptLines, options: list[dict[str, Any]]) -> Any:
         from . import approval_prompt
 
         while True:
-            typed = await lines.ask(approval_prompt.QUESTION)
+            typed = await lines.ask(approval_prompt.question(options))
             if typed is None:  # Ctrl-C / Ctrl-D
                 self.ui.notice("rejected")
                 return approval_prompt.Answer("reject_once")
-            parsed = approval_prompt.parse(typed)
+            parsed = approval_prompt.parse(typed, options)
             if parsed is None:
                 continue
             kind, wants_reason = parsed

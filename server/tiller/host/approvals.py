@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -24,6 +24,7 @@ from ..protocol.events import AnyWireEvent, ApprovalOption, ApprovalRequestEvent
 from ..protocol.modes import ApprovalMode, ApprovalOptionId
 from ..tools.aborts import OPERATION_ABORTED
 from ..tools.ports import ApprovalRequest, HunkSelection
+from .command_policy import CommandPolicy, Decision
 from .errors import HostError
 from .protected_paths import PathRules
 
@@ -99,12 +100,18 @@ class Approvals:
         on_resolved: Callable[[ApprovalResolvedEvent], None] = lambda event: None,
         resolved: list[ApprovalResolvedEvent] | None = None,
         rules: PathRules | None = None,
+        policy: CommandPolicy | None = None,
+        before_change: Callable[[], Awaitable[None]] | None = None,
     ):
         self._emit = emit
         self._on_resolved = on_resolved
         self.rules = rules
         self.mode: ApprovalMode = mode
         self.client_shows_approvals = client_shows_approvals
+        # Command rules and plan mode decide first (command_policy.py); then the mode.
+        self.policy = policy
+        # Awaited before any change may happen (the turn's checkpoint must be taken first).
+        self.before_change = before_change
         self.always_allowed: set[str] = set()
         self.always_rejected: set[str] = set()
         self.pending: dict[str, Pending] = {}
@@ -127,14 +134,22 @@ class Approvals:
         if request.path is not None and self.rules is not None:
             if (why := self.rules.forbidden(request.path)) is not None:
                 raise Rejected(f"Not done: {request.display_path or request.path} is {why}.")
-            if self.mode != "yolo" and (why := self.rules.protected(request.path)) is not None:
-                # Always asked, whatever the mode or an earlier "always allow".
-                return await self._ask_unless_rejected(replace(request, title=f"{request.title} ({why})"))
-        if self._allowed_without_asking(request):
+        if self.before_change is not None:
+            await self.before_change()
+        decision = self.policy.decide(request, self.mode) if self.policy is not None else None
+        if decision is not None and decision.outcome == "refuse":
+            raise Rejected(decision.message or rejection_text(request))
+        if request.path is not None and self.rules is not None and self.mode != "yolo":
+            if (why := self.rules.protected(request.path)) is not None:
+                # Always asked, whatever the mode, a command rule or an earlier "always allow".
+                return await self._ask_unless_rejected(replace(request, title=f"{request.title} ({why})"), decision)
+        if decision is not None and decision.outcome == "allow":
             return None
-        return await self._ask_unless_rejected(request)
+        if decision is None and self._allowed_without_asking(request):
+            return None
+        return await self._ask_unless_rejected(request, decision)
 
-    async def _ask_unless_rejected(self, request: ApprovalRequest) -> HunkSelection | None:
+    async def _ask_unless_rejected(self, request: ApprovalRequest, decision: Decision | None) -> HunkSelection | None:
         if request.tool_name in self.always_rejected:
             raise Rejected(rejection_text(request, f"{request.tool_name} is always rejected in this session"))
         if not self.client_shows_approvals:
@@ -144,14 +159,17 @@ class Approvals:
                 "capabilities.experimental.tiller.approvals). The user can allow changes by setting the "
                 'approval mode to "acceptEdits" or "yolo".'
             )
-        return await self._ask(request)
+        return await self._ask(request, decision)
 
     def _allowed_without_asking(self, request: ApprovalRequest) -> bool:
         if self.mode == "yolo" or request.tool_name in self.always_allowed:
             return True
         return self.mode == "acceptEdits" and request.kind in ("edit", "write")
 
-    async def _ask(self, request: ApprovalRequest) -> HunkSelection | None:
+    async def _ask(self, request: ApprovalRequest, decision: Decision | None) -> HunkSelection | None:
+        options = approval_options(request.tool_name)
+        if decision is not None and self.policy is not None:
+            options = self.policy.approval_options(decision)
         event = ApprovalRequestEvent(
             approval_id=uuid.uuid4().hex[:12],
             tool_call_id=request.tool_call_id,
@@ -164,7 +182,8 @@ class Approvals:
                             new_start=h.new_start, new_lines=h.new_lines) for h in request.hunks] or None,
             new_text=request.new_text,
             command=request.command,
-            options=approval_options(request.tool_name),
+            reason=decision.message if decision is not None else None,
+            options=options,
         )
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self.pending[event.approval_id] = Pending(request, event, future)
@@ -179,7 +198,10 @@ class Approvals:
         option_id = answer.option_id
         accepted = sorted(answer.accepted_hunks) if answer.accepted_hunks is not None else None
         self._resolved(event, outcome="selected", option_id=option_id, accepted_hunks=accepted)
-        if option_id == "allow_always":
+        chosen = next(option for option in event.options if option.option_id == option_id)
+        if chosen.rule is not None and self.policy is not None:
+            self.policy.save(chosen.rule)
+        elif option_id == "allow_always":
             self.always_allowed.add(request.tool_name)
         elif option_id == "reject_always":
             self.always_rejected.add(request.tool_name)
@@ -205,6 +227,10 @@ class Approvals:
         if pending is None or pending.answer.done():
             raise HostError(ErrorCode.APPROVAL_NOT_FOUND,
                             f"Unknown approval: {approval_id} (already answered, cancelled, or never asked)")
+        offered = [option.option_id for option in pending.event.options]
+        if option_id not in offered:
+            raise HostError(ErrorCode.INVALID_PARAMS,
+                            f"Invalid params: optionId: {option_id} is not an option of this approval ({', '.join(offered)})")
         pending.answer.set_result(_answer(pending.request, option_id, message, accepted_hunks))
 
     def cancel_all(self) -> None:

@@ -55,6 +55,11 @@ class Editor(Protocol):
         there, and on disk. Raises with a message for the model if it cannot."""
         ...
 
+    async def delete_document(self, session_id: str, path: Path) -> None:
+        """Delete the file at `path`: through the editor where it is open there (so the user
+        can undo it), and from disk."""
+        ...
+
     def send_event(self, session_id: str, seq: int, event: AnyWireEvent) -> None:
         """Deliver one event of a session, in order."""
         ...

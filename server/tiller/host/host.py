@@ -27,9 +27,11 @@ from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
 from ..protocol.jsonrpc import clip
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
-from ..protocol.modes import APPROVAL_MODES, ApprovalMode
+from ..protocol.modes import APPROVAL_MODES, APPROVAL_WIDTH, ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
+from .checkpoints import SessionCheckpoints
+from .command_policy import CommandPolicy
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
@@ -37,6 +39,7 @@ from .protected_paths import PathRules
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
+from .shadow_git import ShadowRepo
 from .system_prompt import system_prompt_for
 from .tool_guard import GuardedTool, Redactor
 
@@ -49,6 +52,7 @@ class Host:
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
         self._redactor: Redactor | None = None
+        self._shadow_repos: dict[str, ShadowRepo] = {}  # by workspace: its checkpoints
 
     def configure(self, settings: HostSettings) -> None:
         """The user's choices, once the front end knows them (LSP: at `initialize`)."""
@@ -65,6 +69,11 @@ class Host:
     def data_dir(self) -> Path:
         """The real path of the data directory (sessions live in its `sessions/`)."""
         return Path(os.path.realpath(self.store.dir.parent))
+
+    def shadow_repo(self, cwd: str) -> ShadowRepo:
+        if cwd not in self._shadow_repos:
+            self._shadow_repos[cwd] = ShadowRepo(default_data_dir(configured=self.settings.data_dir), cwd)
+        return self._shadow_repos[cwd]
 
     # --- models --------------------------------------------------------------------------
 
@@ -141,6 +150,7 @@ class Host:
             tool_execution="sequential" if saved.tool_execution == "sequential" else "parallel", saved=saved,
         )
         session.agent.replace_messages(saved.messages)
+        session.recorder.adopt(saved.messages, saved.conversation, len(saved.records))
         if saved.thinking_level:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
         return session
@@ -165,26 +175,28 @@ class Host:
         agent = Agent(get_api_key=self.catalog.api_key, get_stream_options=self.catalog.stream_options,
                       tool_execution=tool_execution)
         agent.set_model(model)
-        agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)
         workspace = Workspace(cwd, extra_roots)
         rules = PathRules(workspace.roots, data_dir=self.data_dir, config_file=Path(os.path.realpath(config_file())))
+        policy = CommandPolicy(cwd, events.emit)
+        checkpoints = SessionCheckpoints(self.shadow_repo(cwd), session_id, events.emit)
 
         def settings() -> SessionSettings:
             state = agent.state
             return SessionSettings(model=state.model.ref, thinking_level=state.thinking_level,
                                    approval_mode=approvals.mode, tool_execution=agent.tool_execution,
                                    tools=[t.name for t in state.tools],
-                                   system_prompt=state.system_prompt)
+                                   system_prompt=system_prompt)
 
         recorder = SessionRecorder(self.store, session_id, cwd, settings, events.emit,
                                    file=self.store.open(session_id) if saved is not None else None)
         approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals,
                               on_resolved=recorder.save_approval,
                               resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None,
-                              rules=rules)
+                              rules=rules, policy=policy, before_change=checkpoints.before_change)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
-                          recorder=recorder, editor=editor)
+                          recorder=recorder, editor=editor, policy=policy,
+                          system_prompt=system_prompt, checkpoints=checkpoints)
         tools = create_coding_tools(
             workspace,
             open_document=_DocumentReader(editor, session_id),
@@ -226,8 +238,11 @@ class Host:
     async def delete(self, session_id: str) -> None:
         if session_id not in self.sessions and not self.store.exists(session_id):
             raise HostError(ErrorCode.SESSION_NOT_FOUND, f"Unknown session: {session_id}")
-        if session_id in self.sessions:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            await session.checkpoints.idle()
             await self.close(session_id)
+            await session.checkpoints.forget()
         self.store.delete(session_id)
 
     async def close(self, session_id: str) -> None:
@@ -315,7 +330,7 @@ def _saved_mode(saved: SavedSession) -> ApprovalMode:
     unreadable counts as the strictest mode."""
     ceiling = _mode(saved.header_approval_mode)
     last = _mode(saved.approval_mode) if saved.approval_mode is not None else ceiling
-    return min(last, ceiling, key=APPROVAL_MODES.index)
+    return min(last, ceiling, key=APPROVAL_WIDTH.__getitem__)
 
 
 def _mode(value: str | None) -> ApprovalMode:

@@ -5,6 +5,10 @@ its header records what the session may do (model, tools, system prompt) and a s
 line the thinking level and approval mode chosen before then. Each completed message is
 appended (fsynced) before the client hears of its end, and so is how each approval went. A
 loaded session appends to its existing file.
+
+It also knows which record of the file each message of the conversation is (records are
+numbered in file order), so a checkpoint can name the conversation it saw and a rewind can
+bring it back from the file, dropped messages included (see persistence/session_files.py).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ..persistence.session_files import (
     approval_record,
     message_record,
     settings_record,
+    to_ranges,
 )
 from ..protocol.events import ApprovalResolvedEvent, PersistenceErrorEvent
 
@@ -50,6 +55,10 @@ class SessionRecorder:
         self._report = report
         self._file = file
         self.last_saved: Any = None
+        self._records = 0  # message records in the file
+        # id(message) -> (the message, its record number); the message is held so that its
+        # id is never reused by another object.
+        self._numbers: dict[int, tuple[Any, int]] = {}
 
     def save_message(self, message: Any) -> None:
         """Durably append a completed message (fsync). Losing the file must not lose the
@@ -59,6 +68,8 @@ class SessionRecorder:
                 self._file = self._create(message_record(message))
             else:
                 self._file.append_message(message)
+            self._numbers[id(message)] = (message, self._records)
+            self._records += 1
         except OSError as error:
             self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
         self.last_saved = message
@@ -73,6 +84,41 @@ class SessionRecorder:
                 self._file.append(record)
         except OSError as error:
             self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
+
+    # --- the conversation as records ------------------------------------------------------
+
+    def adopt(self, messages: list[Any], records: list[int], total: int) -> None:
+        """A loaded session: its messages are these records of a file holding `total`."""
+        self._records = total
+        self._numbers = {id(m): (m, n) for m, n in zip(messages, records, strict=True)}
+
+    def records_of(self, messages: list[Any]) -> list[int] | None:
+        """The record numbers of a conversation; None if a message of it was never saved."""
+        numbers = []
+        for message in messages:
+            entry = self._numbers.get(id(message))
+            if entry is None or entry[0] is not message:
+                return None
+            numbers.append(entry[1])
+        return numbers
+
+    def restore(self, records: list[int]) -> list[Any]:
+        """The conversation made of these records, read back from the file; recorded there as a
+        branch, so a reload finds it (the other messages stay in the file)."""
+        if not records:
+            if self._file is not None:
+                self._file.append_branch([])
+            return []
+        if self._file is None:
+            raise ValueError("the session has no saved messages to restore")
+        saved = self._store.load(self._session_id)
+        if any(not 0 <= n < len(saved.records) or saved.records[n] is None for n in records):
+            raise ValueError("the session file no longer holds every message of that conversation")
+        messages = [saved.records[n] for n in records]
+        self._file.append_branch(to_ranges(records))
+        self._records = len(saved.records)
+        self._numbers.update({id(m): (m, n) for m, n in zip(messages, records, strict=True)})
+        return messages
 
     def save_settings(self) -> None:
         """Record changed settings; before the file exists they go into its first lines."""

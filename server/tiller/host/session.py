@@ -16,9 +16,20 @@ from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, UserM
 from ..persistence.session_files import session_title
 from ..protocol.errors import ErrorCode
 from ..protocol.events import QueueUpdateEvent, SessionStateEvent
-from ..protocol.methods import EditorContext, PromptResult, QueueState, SessionState, SessionSummary
-from ..protocol.modes import StreamingBehavior
+from ..protocol.methods import (
+    CommandRules,
+    EditorContext,
+    PromptResult,
+    QueueState,
+    RulesResult,
+    SessionState,
+    SessionSummary,
+)
+from ..protocol.modes import ApprovalMode, RuleScope, StreamingBehavior
+from . import plan_mode
 from .approvals import Approvals
+from .checkpoints import SessionCheckpoints
+from .command_policy import CommandPolicy
 from .errors import HostError
 from .event_channel import EventChannel
 from .prompt_context import ContextSource, context_blocks
@@ -37,6 +48,9 @@ class Session:
         approvals: Approvals,
         recorder: SessionRecorder,
         editor: ContextSource,
+        policy: CommandPolicy,
+        system_prompt: str,
+        checkpoints: SessionCheckpoints,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -46,6 +60,12 @@ class Session:
         self.approvals = approvals
         self.recorder = recorder
         self._editor = editor
+        self.policy = policy
+        self.checkpoints = checkpoints
+        # The prompt the session was made with; plan mode adds to it while it lasts.
+        self.system_prompt = system_prompt
+        self._left_plan_mode = False
+        self.agent.set_system_prompt(plan_mode.system_prompt(system_prompt, approvals.mode))
         self._run: asyncio.Task[None] | None = None
         self._last_run_messages: list[Any] = []
         self._sent_queue: tuple[list[str], list[str]] = ([], [])
@@ -103,6 +123,7 @@ class Session:
                 f"Session {self.id} is already running. Send agent/steer or agent/followUp, "
                 'or pass streamingBehavior: "steer" | "followUp" to queue this prompt.',
             )
+        self._begin_checkpoint(text)
         self._run = asyncio.create_task(self.agent.prompt(message))
         try:
             await asyncio.shield(self._run)
@@ -110,12 +131,26 @@ class Session:
             # The request was cancelled: stop the run but let it end cleanly.
             await self.abort()
             raise
+        finally:
+            await self.checkpoints.end_turn()
         return self._result()
+
+    def _begin_checkpoint(self, text: str) -> None:
+        """Record the workspace before a run that may change it (see checkpoints.py)."""
+        tools = {tool.name for tool in self.agent.state.tools}
+        if self.approvals.mode == "plan" or not tools & {"edit", "write", "bash"}:
+            return
+        title = (text.strip().splitlines() or [""])[0][:80]
+        messages = self.agent.state.messages
+        self.checkpoints.begin_turn(title, len(messages), self.recorder.records_of(messages))
 
     async def _user_message(
         self, text: str, images: list[ImageContent] | None, context: list[EditorContext] | None
     ) -> UserMessage:
         blocks: list[Any] = [TextContent(text=text)]
+        if self._left_plan_mode:  # the model planned until now: tell it that it may act
+            self._left_plan_mode = False
+            blocks.append(TextContent(text=plan_mode.left_plan_mode(self.approvals.mode)))
         blocks.extend(await context_blocks(context or [], self._editor))
         blocks.extend(images or [])
         return UserMessage(content=blocks)
@@ -173,6 +208,32 @@ class Session:
 
     def set_tools(self, tools: list[AgentTool]) -> None:
         self.agent.set_tools(tools)
+
+    def set_approval_mode(self, mode: ApprovalMode) -> None:
+        """Applies to the next tool call at once, and to the system prompt from the next run."""
+        if mode != "plan" and self.approvals.mode == "plan":
+            self._left_plan_mode = True
+        elif mode == "plan":
+            self._left_plan_mode = False
+        self.approvals.mode = mode
+        self.agent.set_system_prompt(plan_mode.system_prompt(self.system_prompt, mode))
+
+    # --- the conversation as the session file holds it -------------------------------------
+
+    def conversation_records(self) -> list[int] | None:
+        return self.recorder.records_of(self.agent.state.messages)
+
+    def restore_conversation(self, records: list[int]) -> None:
+        self.agent.replace_messages(self.recorder.restore(records))
+
+    def rules(self) -> RulesResult:
+        return self.policy.rules()
+
+    def set_rules(self, scope: RuleScope, rules: CommandRules | None, trust: bool | None) -> RulesResult:
+        try:
+            return self.policy.set_rules(scope, rules, trust)
+        except (ValueError, OSError) as error:
+            raise HostError(ErrorCode.INVALID_PARAMS, f"Invalid params: rules: {error}") from None
 
     def session_state_event(self) -> SessionStateEvent:
         state = self.agent.state

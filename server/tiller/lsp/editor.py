@@ -114,6 +114,15 @@ class LspEditor:
         if document is not None:
             self._tell_changed_on_disk(path, document.uri)
 
+    async def delete_document(self, session_id: str, path: Path) -> None:
+        document = self.open_document(path)
+        if document is not None and self._client_deletes_files():
+            edit = types.WorkspaceEdit(document_changes=[
+                types.DeleteFile(uri=document.uri, options=types.DeleteFileOptions(ignore_if_not_exists=True)),
+            ])
+            await self._apply(edit, f"tiller: delete {path.name}", path)
+        await asyncio.to_thread(path.unlink, missing_ok=True)
+
     def send_event(self, session_id: str, seq: int, event: AnyWireEvent) -> None:
         # Framed here rather than through pygls's notify: the hot path (see framing.py).
         writer = self._server.protocol.writer
@@ -241,9 +250,16 @@ class LspEditor:
         return bool(self._client_applies_edits() and edit and edit.document_changes)
 
     def _client_creates_files(self) -> bool:
+        return self._client_supports(types.ResourceOperationKind.Create)
+
+    def _client_deletes_files(self) -> bool:
+        return self._client_supports(types.ResourceOperationKind.Delete)
+
+    def _client_supports(self, operation: types.ResourceOperationKind) -> bool:
+        # Resource operations exist only inside documentChanges.
         edit = self._workspace_edit()
         operations = (edit.resource_operations or []) if edit else []
-        return self._client_versions_edits() and types.ResourceOperationKind.Create in operations
+        return self._client_versions_edits() and operation in operations
 
 
 def same_text(synced: str, expected: str) -> bool:

@@ -14,12 +14,14 @@ from pygls.exceptions import JsonRpcException
 
 from ..ai.types import WireModel
 from ..host import HostError, Session
+from ..host.rewind import rewind as rewind_session
 from ..protocol.errors import ErrorCode
 from ..protocol.events import SessionStateEvent
 from ..protocol.jsonrpc import clip_message
 from ..protocol.methods import (
     METHODS,
     Empty,
+    ListCheckpointsResult,
     ListModelsParams,
     ListModelsResult,
     ListSessionsParams,
@@ -31,11 +33,15 @@ from ..protocol.methods import (
     QueueParams,
     QueueState,
     RespondApprovalParams,
+    RewindParams,
+    RewindResult,
+    RulesResult,
     SessionRef,
     SessionState,
     SetApprovalModeParams,
     SetModelParams,
     SetQueueModesParams,
+    SetRulesParams,
     SetThinkingLevelParams,
     SetToolExecutionParams,
 )
@@ -154,7 +160,7 @@ async def set_queue_modes(ls: TillerLanguageServer, params: SetQueueModesParams)
 
 async def set_approval_mode(ls: TillerLanguageServer, params: SetApprovalModeParams) -> SessionStateEvent:
     session = ls.host.get(params.session_id)
-    session.approvals.mode = params.mode
+    session.set_approval_mode(params.mode)
     return session.settings_changed()
 
 
@@ -188,6 +194,23 @@ async def respond_approval(ls: TillerLanguageServer, params: RespondApprovalPara
     return Empty()
 
 
+async def get_rules(ls: TillerLanguageServer, params: SessionRef) -> RulesResult:
+    return ls.host.get(params.session_id).rules()
+
+
+async def set_rules(ls: TillerLanguageServer, params: SetRulesParams) -> RulesResult:
+    return ls.host.get(params.session_id).set_rules(params.scope, params.rules, params.trust)
+
+
+async def list_checkpoints(ls: TillerLanguageServer, params: SessionRef) -> ListCheckpointsResult:
+    session = ls.host.get(params.session_id)
+    return await session.checkpoints.listing(session.conversation_records())
+
+
+async def rewind(ls: TillerLanguageServer, params: RewindParams) -> RewindResult:
+    return await rewind_session(ls.host.get(params.session_id), ls.host.editor, params)
+
+
 HANDLERS: dict[str, Handler] = {
     "agent/newSession": new_session,
     "agent/prompt": prompt,
@@ -207,4 +230,8 @@ HANDLERS: dict[str, Handler] = {
     "agent/respondApproval": respond_approval,
     "agent/setApprovalMode": set_approval_mode,
     "agent/setToolExecution": set_tool_execution,
+    "agent/getRules": get_rules,
+    "agent/setRules": set_rules,
+    "agent/listCheckpoints": list_checkpoints,
+    "agent/rewind": rewind,
 }

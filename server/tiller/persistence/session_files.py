@@ -7,6 +7,11 @@ One file per session, `<data dir>/sessions/<sessionId>.jsonl`:
     {"type":"message","message":{…a wire message…}}
     {"type":"settings","model":"…","thinkingLevel":"low","approvalMode":"ask","toolExecution":"parallel"}
     {"type":"approval","event":{…an approval_resolved event…}}
+    {"type":"branch","conversation":[[0,4]]}
+
+Message records are numbered in file order from 0. A `branch` record (written by a rewind of
+the conversation) makes the conversation those records (ranges, end exclusive); messages after
+it extend it. The messages it left out stay in the file, as a branch.
 
 Each line is written, flushed and fsynced when a message ends, so `kill -9` loses at most
 the message in flight. A torn last line (the process died mid-write) is skipped on load, as
@@ -69,6 +74,10 @@ class SavedSession:
     # The approval_resolved events, as saved (wire JSON), oldest first.
     resolved_approvals: list[dict[str, Any]] = field(default_factory=list)
     updated_at: int = 0
+    # Every message record of the file in order (None where one did not validate), and the
+    # record numbers of `messages`.
+    records: list[Any] = field(default_factory=list)
+    conversation: list[int] = field(default_factory=list)
 
 
 class SessionFile:
@@ -96,6 +105,9 @@ class SessionFile:
     def append_settings(self, model: str, thinking_level: str, approval_mode: str,
                         tool_execution: str | None = None) -> None:
         self.append(settings_record(model, thinking_level, approval_mode, tool_execution))
+
+    def append_branch(self, conversation: list[list[int]]) -> None:
+        self.append({"type": "branch", "conversation": conversation})
 
 
 def approval_record(event: dict[str, Any]) -> dict[str, Any]:
@@ -189,10 +201,14 @@ class SessionStore:
                 _add_message(saved, record.get("message"), path, number)
             elif kind == "approval" and isinstance(record.get("event"), dict):
                 saved.resolved_approvals.append(record["event"])
+            elif kind == "branch":
+                kept = from_ranges(record.get("conversation"), len(saved.records))
+                saved.conversation = [i for i in kept if saved.records[i] is not None]
             elif kind == "settings":
                 _apply_settings(saved, record, path, number)
         if saved is None:
             raise UnreadableSession(f"{path} holds no session header" if "".join(lines).strip() else f"{path} is empty")
+        saved.messages = [saved.records[i] for i in saved.conversation]
         saved.updated_at = max(saved.updated_at, int(path.stat().st_mtime * 1000))
         return saved
 
@@ -272,8 +288,10 @@ def _add_message(saved: SavedSession, raw: Any, path: Path, number: int) -> None
         message = _MESSAGE.validate_python(raw)
     except ValidationError:
         logger.warning("%s:%d: skipping a message that does not validate", path, number)
+        saved.records.append(None)  # it keeps its number: branch records count it
         return
-    saved.messages.append(message)
+    saved.conversation.append(len(saved.records))
+    saved.records.append(message)
     timestamp = getattr(message, "timestamp", 0)
     saved.updated_at = max(saved.updated_at, timestamp if isinstance(timestamp, int) else 0)
 
@@ -292,6 +310,30 @@ def _apply_settings(saved: SavedSession, record: dict[str, Any], path: Path, num
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def to_ranges(records: list[int]) -> list[list[int]]:
+    """[0, 1, 2, 5, 6] -> [[0, 3], [5, 7]] (end exclusive): a conversation's records, compactly."""
+    ranges: list[list[int]] = []
+    for record in records:
+        if ranges and ranges[-1][1] == record:
+            ranges[-1][1] += 1
+        else:
+            ranges.append([record, record + 1])
+    return ranges
+
+
+def from_ranges(ranges: Any, count: int = 1_000_000) -> list[int]:
+    """The record numbers below `count` that `ranges` names; pairs that are not two integers
+    (a damaged file) name nothing, and no range can ask for more numbers than `count`."""
+    if not isinstance(ranges, list):
+        return []
+    records: list[int] = []
+    for pair in ranges:
+        if (isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)):
+            records.extend(range(max(pair[0], 0), min(pair[1], count)))
+    return records
 
 
 def session_title(messages: list[Any]) -> str:

@@ -16,6 +16,8 @@ class ErrorCode(IntEnum):
     MODEL_NOT_FOUND = -32003
     APPROVAL_NOT_FOUND = -32004
     SESSION_UNREADABLE = -32005
+    CHECKPOINT_NOT_FOUND = -32006
+    REWIND_CONFLICT = -32007
     REQUEST_CANCELLED = -32800
 
 
@@ -32,5 +34,7 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.MODEL_NOT_FOUND: "The model reference is malformed or unknown",
     ErrorCode.APPROVAL_NOT_FOUND: "No pending approval with that id (answered, cancelled, or never asked)",
     ErrorCode.SESSION_UNREADABLE: "The session's saved file cannot be loaded (the message says why)",
+    ErrorCode.CHECKPOINT_NOT_FOUND: "No checkpoint with that id in this session",
+    ErrorCode.REWIND_CONFLICT: "Restoring would lose changes made since the agent's last turn; pass force to restore anyway",
     ErrorCode.REQUEST_CANCELLED: "The request was cancelled with $/cancelRequest",
 }

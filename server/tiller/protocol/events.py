@@ -23,7 +23,16 @@ from ..agent.types import (
     TurnStartEvent,
 )
 from ..ai.types import ThinkingLevel, ToolCall, WireModel
-from .modes import ApprovalKind, ApprovalMode, ApprovalOptionId, QueueMode, ToolExecutionMode
+from .modes import (
+    ApprovalKind,
+    ApprovalMode,
+    ApprovalOptionId,
+    ApprovalOptionKind,
+    QueueMode,
+    RestoreWhat,
+    RuleScope,
+    ToolExecutionMode,
+)
 
 
 class QueueUpdateEvent(WireModel):
@@ -42,10 +51,21 @@ class SessionStateEvent(WireModel):
     tool_execution: ToolExecutionMode
 
 
+class SavedRule(WireModel):
+    """The command rule an "always allow" option saves, exactly as it will be saved."""
+
+    scope: RuleScope
+    # One pattern per command of the line that no rule allowed yet.
+    patterns: list[str]
+    # The settings file it is written to (project and user scopes).
+    path: str | None = None
+
+
 class ApprovalOption(WireModel):
     option_id: ApprovalOptionId
     name: str
-    kind: ApprovalOptionId
+    kind: ApprovalOptionKind
+    rule: SavedRule | None = None
 
 
 class DiffHunk(WireModel):
@@ -74,6 +94,9 @@ class ApprovalRequestEvent(WireModel):
     # The complete proposed text of the file (edit, write), for a side-by-side diff view.
     new_text: str | None = None
     command: str | None = None
+    # Why the user is asked although a rule or the mode might not ask (a rule that asks, a
+    # line that cannot be parsed, a redirection that writes a file).
+    reason: str | None = None
     options: list[ApprovalOption]
 
 
@@ -85,6 +108,18 @@ class ApprovalResolvedEvent(WireModel):
     option_id: ApprovalOptionId | None = None
     # Present when the user allowed only some hunks: the ids of those applied.
     accepted_hunks: list[str] | None = None
+
+
+class RewindEvent(WireModel):
+    """The files and/or the conversation went back to a checkpoint: a client reloads the
+    messages (agent/getState) when the conversation was restored."""
+
+    type: Literal["rewind"] = "rewind"
+    checkpoint_id: str
+    restore: RestoreWhat
+    # The checkpoint taken just before the rewind: rewinding to it undoes this one.
+    undo_checkpoint_id: str
+    message_count: int
 
 
 class AssistantDelta(WireModel):
@@ -121,6 +156,7 @@ WireEvent = Annotated[
         AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
         MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
         QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
+        RewindEvent,
     ],
     Field(discriminator="type"),
 ]
@@ -130,6 +166,7 @@ AnyWireEvent = Union[
     AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
     MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
     QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
+    RewindEvent,
 ]
 
 

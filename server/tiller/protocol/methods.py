@@ -14,7 +14,15 @@ from pydantic import Field
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
 from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
-from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior, ToolExecutionMode
+from .modes import (
+    ApprovalMode,
+    ApprovalOptionId,
+    QueueMode,
+    RestoreWhat,
+    RuleScope,
+    StreamingBehavior,
+    ToolExecutionMode,
+)
 from .params import AbsolutePath, Identifier, LineOrColumn, ModelRef, Params, ToolName, Uri
 
 # --- shared pieces ----------------------------------------------------------------------
@@ -202,6 +210,100 @@ class SessionState(WireModel):
 
 
 
+# --- command rules ----------------------------------------------------------------------
+
+
+class CommandRules(WireModel):
+    """Patterns on bash commands (`git diff *`, `npm test`, `rm -rf *`): deny wins over ask,
+    ask over allow; `readOnly` lists what plan mode may run."""
+
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    read_only: list[str] = Field(default_factory=list)
+
+
+class RuleFileInfo(WireModel):
+    path: str
+    rules: CommandRules
+    # Why the file could not be read (then every command asks until it is fixed).
+    error: str | None = None
+
+
+class ProjectRulesInfo(RuleFileInfo):
+    # Whether its allow and readOnly rules apply: the user trusted the file as it is now.
+    # Its deny and ask rules always apply.
+    trusted: bool
+
+
+class RulesResult(WireModel):
+    session: CommandRules
+    project: ProjectRulesInfo
+    user: RuleFileInfo
+    # tiller's own list of read-only commands (plan mode), extended by readOnly rules.
+    built_in_read_only: list[str]
+
+
+class SetRulesParams(SessionRef):
+    scope: RuleScope
+    # Replaces the scope's four lists (send them as agent/getRules gave them, minus a rule,
+    # to remove it). Absent: the rules stay as they are.
+    rules: CommandRules | None = None
+    # Project scope only: trust the project's file as it is after this call.
+    trust: bool | None = None
+
+
+# --- checkpoints -------------------------------------------------------------------------
+
+
+class Checkpoint(WireModel):
+    """The workspace's files and the conversation as they were at one moment (see
+    protocol.md, "Checkpoints and rewind")."""
+
+    checkpoint_id: str
+    created_at: int
+    # turn: taken before a prompt ran; rewind: taken just before a rewind (rewind to it to undo).
+    kind: Literal["turn", "rewind"]
+    # How many messages the conversation had then: for a turn, messages[messageCount] is
+    # the user message that started it ("rewind to here").
+    message_count: int
+    # The prompt's first line, or what the rewind went back to.
+    title: str
+    # Its conversation is the start of the session's current one.
+    on_current_branch: bool
+
+
+class ListCheckpointsResult(WireModel):
+    # Oldest first.
+    checkpoints: list[Checkpoint]
+    # Whether this session records checkpoints (they need git), and why not.
+    available: bool
+    reason: str | None = None
+
+
+class RewindParams(SessionRef):
+    checkpoint_id: str
+    restore: RestoreWhat
+    # Restore even files that changed since the agent last touched the workspace.
+    force: bool | None = None
+
+
+class SkippedFile(WireModel):
+    path: str
+    reason: str
+
+
+class RewindResult(WireModel):
+    # The checkpoint taken just before this rewind: rewind to it (same `restore`) to undo.
+    undo_checkpoint_id: str
+    # Paths relative to the session's cwd.
+    restored: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    skipped: list[SkippedFile] = Field(default_factory=list)
+    # The conversation's length after the rewind.
+    message_count: int
+
+
 class Empty(WireModel):
     """The result of a method that only acknowledges (`{}`)."""
 
@@ -234,4 +336,8 @@ METHODS: dict[str, Method] = {
     "agent/respondApproval": Method(RespondApprovalParams, Empty),
     "agent/setApprovalMode": Method(SetApprovalModeParams, SessionStateEvent),
     "agent/setToolExecution": Method(SetToolExecutionParams, SessionStateEvent),
+    "agent/getRules": Method(SessionRef, RulesResult),
+    "agent/setRules": Method(SetRulesParams, RulesResult),
+    "agent/listCheckpoints": Method(SessionRef, ListCheckpointsResult),
+    "agent/rewind": Method(RewindParams, RewindResult),
 }

@@ -7,6 +7,7 @@ import type {
   ToolExecution,
   EditorContext,
   ImageContent,
+  ListCheckpointsResult,
   ListModelsParams,
   ListModelsResult,
   ListSessionsParams,
@@ -17,8 +18,12 @@ import type {
   QueueMode,
   QueueState,
   RespondApprovalParams,
+  RewindParams,
+  RewindResult,
+  RulesResult,
   SessionSettings,
   SessionState,
+  SetRulesParams,
   ThinkingLevel,
 } from "./types";
 
@@ -134,5 +139,19 @@ export class TillerClient implements Disposable {
   }
   deleteSession(sessionId: string): Promise<Record<string, never>> {
     return this.request("agent/deleteSession", { sessionId });
+  }
+  /** The command rules of the session, the project and the user (protocol.md 5.1). */
+  getRules(sessionId: string): Promise<RulesResult> {
+    return this.request("agent/getRules", { sessionId });
+  }
+  /** Replaces one scope's rules (all four lists) and/or trusts the project's file. */
+  setRules(params: SetRulesParams): Promise<RulesResult> {
+    return this.request("agent/setRules", params);
+  }
+  listCheckpoints(sessionId: string): Promise<ListCheckpointsResult> {
+    return this.request("agent/listCheckpoints", { sessionId });
+  }
+  rewind(params: RewindParams): Promise<RewindResult> {
+    return this.request("agent/rewind", params);
   }
 }

@@ -37,8 +37,11 @@ export interface TillerWireTypes {
     | ToolCallEndEvent
     | DoneEvent
     | ErrorEvent;
+  checkpoint: Checkpoint;
+  command_rules: CommandRules;
   empty: Empty;
   event_notification: EventNotification;
+  list_checkpoints_result: ListCheckpointsResult;
   list_models_params: ListModelsParams;
   list_models_result: ListModelsResult;
   list_sessions_params: ListSessionsParams;
@@ -54,12 +57,17 @@ export interface TillerWireTypes {
   queue_state: QueueState;
   queue_update_event: QueueUpdateEvent;
   respond_approval_params: RespondApprovalParams;
+  rewind_event: RewindEvent;
+  rewind_params: RewindParams;
+  rewind_result: RewindResult;
+  rules_result: RulesResult;
   session_ref: SessionRef;
   session_state: SessionState;
   session_state_event: SessionStateEvent;
   set_approval_mode_params: SetApprovalModeParams;
   set_model_params: SetModelParams;
   set_queue_modes_params: SetQueueModesParams;
+  set_rules_params: SetRulesParams;
   set_thinking_level_params: SetThinkingLevelParams;
   set_tool_execution_params: SetToolExecutionParams;
   stop_reason: "stop" | "length" | "toolUse" | "error" | "aborted";
@@ -80,7 +88,8 @@ export interface TillerWireTypes {
     | SessionStateEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
-    | PersistenceErrorEvent;
+    | PersistenceErrorEvent
+    | RewindEvent;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -436,6 +445,7 @@ export interface ApprovalRequestEvent {
   newText?: string | null;
   options: ApprovalOption[];
   path?: string | null;
+  reason?: string | null;
   title: string;
   toolCallId: string;
   toolName: string;
@@ -463,7 +473,25 @@ export interface DiffHunk {
 export interface ApprovalOption {
   kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
   name: string;
-  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  optionId:
+    | "allow_once"
+    | "allow_always"
+    | "reject_once"
+    | "reject_always"
+    | "allow_always_project"
+    | "allow_always_user";
+  rule?: SavedRule | null;
+}
+/**
+ * The command rule an "always allow" option saves, exactly as it will be saved.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SavedRule".
+ */
+export interface SavedRule {
+  path?: string | null;
+  patterns: string[];
+  scope: "session" | "project" | "user";
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -472,10 +500,47 @@ export interface ApprovalOption {
 export interface ApprovalResolvedEvent {
   acceptedHunks?: string[] | null;
   approvalId: string;
-  optionId?: ("allow_once" | "allow_always" | "reject_once" | "reject_always") | null;
+  optionId?:
+    | (
+        | "allow_once"
+        | "allow_always"
+        | "reject_once"
+        | "reject_always"
+        | "allow_always_project"
+        | "allow_always_user"
+      )
+    | null;
   outcome: "selected" | "cancelled";
   toolCallId: string;
   type: "approval_resolved";
+}
+/**
+ * The workspace's files and the conversation as they were at one moment (see
+ * protocol.md, "Checkpoints and rewind").
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "Checkpoint".
+ */
+export interface Checkpoint {
+  checkpointId: string;
+  createdAt: number;
+  kind: "turn" | "rewind";
+  messageCount: number;
+  onCurrentBranch: boolean;
+  title: string;
+}
+/**
+ * Patterns on bash commands (`git diff *`, `npm test`, `rm -rf *`): deny wins over ask,
+ * ask over allow; `readOnly` lists what plan mode may run.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CommandRules".
+ */
+export interface CommandRules {
+  allow: string[];
+  ask: string[];
+  deny: string[];
+  readOnly: string[];
 }
 /**
  * The result of a method that only acknowledges (`{}`).
@@ -506,7 +571,8 @@ export interface EventNotification {
     | SessionStateEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
-    | PersistenceErrorEvent;
+    | PersistenceErrorEvent
+    | RewindEvent;
   seq: number;
   sessionId: string;
 }
@@ -558,7 +624,7 @@ export interface QueueUpdateEvent {
  * via the `definition` "SessionStateEvent".
  */
 export interface SessionStateEvent {
-  approvalMode: "ask" | "acceptEdits" | "yolo";
+  approvalMode: "ask" | "acceptEdits" | "yolo" | "plan";
   followUpMode: "all" | "one_at_a_time";
   model: string;
   steeringMode: "all" | "one_at_a_time";
@@ -573,6 +639,29 @@ export interface SessionStateEvent {
 export interface PersistenceErrorEvent {
   message: string;
   type: "persistence_error";
+}
+/**
+ * The files and/or the conversation went back to a checkpoint: a client reloads the
+ * messages (agent/getState) when the conversation was restored.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "RewindEvent".
+ */
+export interface RewindEvent {
+  checkpointId: string;
+  messageCount: number;
+  restore: "files" | "conversation" | "both";
+  type: "rewind";
+  undoCheckpointId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListCheckpointsResult".
+ */
+export interface ListCheckpointsResult {
+  available: boolean;
+  checkpoints: Checkpoint[];
+  reason?: string | null;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -697,7 +786,7 @@ export interface OpenAICompat {
  * via the `definition` "NewSessionParams".
  */
 export interface NewSessionParams {
-  approvalMode?: ("ask" | "acceptEdits" | "yolo") | null;
+  approvalMode?: ("ask" | "acceptEdits" | "yolo" | "plan") | null;
   cwd?: string | null;
   model?: string | null;
   systemPrompt?: string | null;
@@ -710,7 +799,7 @@ export interface NewSessionParams {
  * via the `definition` "NewSessionResult".
  */
 export interface NewSessionResult {
-  approvalMode: "ask" | "acceptEdits" | "yolo";
+  approvalMode: "ask" | "acceptEdits" | "yolo" | "plan";
   cwd: string;
   messageCount: number;
   model: string;
@@ -789,8 +878,72 @@ export interface RespondApprovalParams {
   acceptedHunks?: string[] | null;
   approvalId: string;
   message?: string | null;
-  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  optionId:
+    | "allow_once"
+    | "allow_always"
+    | "reject_once"
+    | "reject_always"
+    | "allow_always_project"
+    | "allow_always_user";
   sessionId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "RewindParams".
+ */
+export interface RewindParams {
+  checkpointId: string;
+  force?: boolean | null;
+  restore: "files" | "conversation" | "both";
+  sessionId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "RewindResult".
+ */
+export interface RewindResult {
+  deleted: string[];
+  messageCount: number;
+  restored: string[];
+  skipped: SkippedFile[];
+  undoCheckpointId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SkippedFile".
+ */
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "RulesResult".
+ */
+export interface RulesResult {
+  builtInReadOnly: string[];
+  project: ProjectRulesInfo;
+  session: CommandRules;
+  user: RuleFileInfo;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ProjectRulesInfo".
+ */
+export interface ProjectRulesInfo {
+  error?: string | null;
+  path: string;
+  rules: CommandRules;
+  trusted: boolean;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "RuleFileInfo".
+ */
+export interface RuleFileInfo {
+  error?: string | null;
+  path: string;
+  rules: CommandRules;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -804,7 +957,7 @@ export interface SessionRef {
  * via the `definition` "SessionState".
  */
 export interface SessionState {
-  approvalMode: "ask" | "acceptEdits" | "yolo";
+  approvalMode: "ask" | "acceptEdits" | "yolo" | "plan";
   cwd: string;
   error?: string | null;
   followUpMode: "all" | "one_at_a_time";
@@ -827,7 +980,7 @@ export interface SessionState {
  * via the `definition` "SetApprovalModeParams".
  */
 export interface SetApprovalModeParams {
-  mode: "ask" | "acceptEdits" | "yolo";
+  mode: "ask" | "acceptEdits" | "yolo" | "plan";
   sessionId: string;
 }
 /**
@@ -846,6 +999,16 @@ export interface SetQueueModesParams {
   followUpMode?: ("all" | "one_at_a_time") | null;
   sessionId: string;
   steeringMode?: ("all" | "one_at_a_time") | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SetRulesParams".
+ */
+export interface SetRulesParams {
+  rules?: CommandRules | null;
+  scope: "session" | "project" | "user";
+  sessionId: string;
+  trust?: boolean | null;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -870,6 +1033,7 @@ export const PROTOCOL_VERSION = 1;
 /** The error codes of protocol.md section 4, by name. */
 export const ERROR_CODES = {
   "APPROVAL_NOT_FOUND": -32004,
+  "CHECKPOINT_NOT_FOUND": -32006,
   "INTERNAL_ERROR": -32603,
   "INVALID_PARAMS": -32602,
   "INVALID_REQUEST": -32600,
@@ -877,6 +1041,7 @@ export const ERROR_CODES = {
   "MODEL_NOT_FOUND": -32003,
   "PARSE_ERROR": -32700,
   "REQUEST_CANCELLED": -32800,
+  "REWIND_CONFLICT": -32007,
   "SESSION_BUSY": -32002,
   "SESSION_NOT_FOUND": -32001,
   "SESSION_UNREADABLE": -32005
@@ -904,9 +1069,17 @@ export const METHODS = {
     "params": "QueueParams",
     "result": "QueueState"
   },
+  "agent/getRules": {
+    "params": "SessionRef",
+    "result": "RulesResult"
+  },
   "agent/getState": {
     "params": "SessionRef",
     "result": "SessionState"
+  },
+  "agent/listCheckpoints": {
+    "params": "SessionRef",
+    "result": "ListCheckpointsResult"
   },
   "agent/listModels": {
     "params": "ListModelsParams",
@@ -932,6 +1105,10 @@ export const METHODS = {
     "params": "RespondApprovalParams",
     "result": "Empty"
   },
+  "agent/rewind": {
+    "params": "RewindParams",
+    "result": "RewindResult"
+  },
   "agent/setApprovalMode": {
     "params": "SetApprovalModeParams",
     "result": "SessionStateEvent"
@@ -943,6 +1120,10 @@ export const METHODS = {
   "agent/setQueueModes": {
     "params": "SetQueueModesParams",
     "result": "SessionStateEvent"
+  },
+  "agent/setRules": {
+    "params": "SetRulesParams",
+    "result": "RulesResult"
   },
   "agent/setThinkingLevel": {
     "params": "SetThinkingLevelParams",

@@ -1,6 +1,7 @@
 // Follows one session: applies its `agent/event` notifications in `seq` order, and rebuilds
 // from `agent/getState` when it starts following, after a reconnect, and whenever it sees a
-// gap in `seq` (protocol.md section 3: "A client that sees a jump has missed events").
+// gap in `seq` (protocol.md section 3: "A client that sees a jump has missed events") or a
+// `rewind` event that changed the conversation.
 import type { Disposable, TillerClient } from "./client";
 import { applyEvent, viewFromState, type SessionView } from "./reducer";
 import type { AgentEventParams, SessionState } from "./types";
@@ -86,6 +87,11 @@ export class SessionSync implements Disposable {
       applyEvent(view, next.event);
       view.seq = next.seq;
       this.listener.onEvent?.(view, next);
+      // A rewind of the conversation replaced the messages: events do not carry them, getState does.
+      if (next.event.type === "rewind" && next.event.restore !== "files") {
+        void this.resync();
+        return;
+      }
     }
   }
 

@@ -342,6 +342,8 @@ class ToolCard {
     } else if (approval.command) {
       card.appendChild(h("pre", { className: "tool-args command" }, h("span", { className: "prompt" }, "$ "), approval.command));
     }
+    // Why the user is asked where the mode alone would not have (a rule, a line tiller cannot check).
+    if (approval.reason) card.appendChild(h("div", { className: "approval-reason" }, approval.reason));
     const message = h("input", {
       type: "text",
       className: "reject-message",
@@ -360,7 +362,8 @@ class ToolCard {
           className: primary ? "primary" : option.kind.startsWith("reject") ? "secondary reject" : "secondary",
           "data-option-id": option.optionId,
           disabled: busy || (allows && keptNone),
-          title: allows && keptNone ? "Keep at least one hunk, or reject" : option.name,
+          // An "always allow" for a command names the exact patterns it saves, and where.
+          title: allows && keptNone ? "Keep at least one hunk, or reject" : option.rule?.path ? `${option.name} (saved in ${option.rule.path})` : option.name,
         },
         option.name,
       );
@@ -724,7 +727,7 @@ export class ChatApp {
         node.update(message as AssistantMessage, false, this.runSummaryAt(i));
         next = { message, el: node.el, assistant: node };
       } else {
-        next = { message, el: this.renderOther(message) };
+        next = { message, el: this.renderOther(message, i) };
       }
       if (existing) {
         if (existing.el !== next.el) existing.el.replaceWith(next.el);
@@ -770,10 +773,14 @@ export class ChatApp {
     return summarizeRun(messages.slice(start, index + 1));
   }
 
-  private renderOther(message: AgentMessage): HTMLElement {
+  private renderOther(message: AgentMessage, index: number): HTMLElement {
     if (message.role === "user") {
       const user = message as UserMessage;
       const el = h("div", { className: "message user" });
+      // The server checkpoints before each prompt; the extension finds the one of this message.
+      const rewind = h("button", { className: "icon-button rewind", title: "Rewind to here", "aria-label": "Rewind to here" }, icon("rewind"));
+      rewind.addEventListener("click", () => this.post({ type: "rewindTo", messageIndex: index }));
+      el.appendChild(rewind);
       const blocks = typeof user.content === "string" ? [{ type: "text" as const, text: user.content }] : user.content;
       for (const block of blocks) {
         if (block.type !== "text") {

@@ -50,6 +50,7 @@ const PATHS: Record<string, string> = {
   send: "M1.7 1.6 15 8 1.7 14.4l1.6-5.9L10 8 3.3 7.5z",
   sparkle: "M8 1l1.4 4.6L14 7l-4.6 1.4L8 13l-1.4-4.6L2 7l4.6-1.4z",
   close: "M8 8.7 4.4 12.3l-.7-.7L7.3 8 3.7 4.4l.7-.7L8 7.3l3.6-3.6.7.7L8.7 8l3.6 3.6-.7.7z",
+  rewind: "M3 2h1v3.3A5.5 5.5 0 1 1 2.5 9h1A4.5 4.5 0 1 0 4.7 6H8v1H3z",
   diff: "M2 2h5v1H3v10h4v1H2zm7 0h5v12H9v-1h4V3H9zm-2 5.5H5.5V6h-1v1.5H3v1h1.5V10h1V8.5H7zM9 8.5h4v-1H9z",
 };
 

@@ -25,6 +25,7 @@ export type WebviewCommand =
   | "resumeSession"
   | "selectModel"
   | "setApprovalMode"
+  | "manageRules"
   | "restartServer"
   | "showLog"
   | "openSettings";
@@ -40,5 +41,7 @@ export type FromWebview =
   | { type: "toggleHunk"; approvalId: string; hunkId: string; keep: boolean }
   | { type: "removeContext"; index: number }
   | { type: "clearQueue" }
+  /** "Rewind to here" on the user message at this index of the conversation. */
+  | { type: "rewindTo"; messageIndex: number }
   | { type: "command"; command: WebviewCommand }
   | { type: "openLink"; href: string };

@@ -328,6 +328,26 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     assert.equal(await chat.locator(".message.user").count(), 8);
     assert.deepEqual(vscode.errors, []);
   });
+
+  it("Rewind to here on a message takes the files and the conversation back; Undo Rewind restores both", async () => {
+    const chat = vscode.chat;
+    const notes = path.join(box.workspace, "notes.md");
+    assert.ok(existsSync(notes));
+    const message = chat.locator(".message.user", { hasText: "Start a notes file" });
+    await message.hover();
+    await message.locator("button.rewind").click();
+    await vscode.pickQuick("Files and conversation");
+    const toast = vscode.toasts(/rewound files and conversation/);
+    await toast.waitFor();
+    await eventually(async () => (await chat.locator(".message.user").count()) === 1, "the transcript to end before that message");
+    assert.equal(existsSync(notes), false, "notes.md, written by that message's turn, is gone");
+    await vscode.settledToast(toast);
+    await vscode.screenshot("vscode-rewound");
+    await toast.locator(".monaco-button", { hasText: "Undo Rewind" }).click();
+    await eventually(async () => (await chat.locator(".message.user").count()) === 8, "the undo to bring the transcript back");
+    assert.equal(readFileSync(notes, "utf8"), "# Notes\n\n- tiller wrote this file.\n");
+    assert.deepEqual(vscode.errors, []);
+  });
 });
 
 describe("tiller in VS Code (code-server), server command in the User settings, first start fails", () => {

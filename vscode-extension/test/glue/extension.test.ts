@@ -429,3 +429,83 @@ test("commands: select model, approval mode and resume session go through quick 
   assert.equal(controller.sessionId, "old");
   controller.dispose();
 });
+
+test("Set Approval Mode offers plan; Command Rules… lists the saved rules and removes the one picked", async () => {
+  const { controller, server } = await setup();
+  const rules = {
+    session: { allow: ["git log *"], ask: [], deny: [], readOnly: [] },
+    project: { path: "/home/ada/project/.tiller/settings.json", trusted: true, rules: { allow: ["pytest *", "npm test"], ask: [], deny: ["git push *"], readOnly: [] } },
+    user: { path: "/home/ada/.config/tiller/settings.json", rules: { allow: [], ask: [], deny: ["rm -rf *"], readOnly: ["make -n *"] } },
+    builtInReadOnly: ["ls", "cat *"],
+  };
+  server.sendRequest = (async (method: string, params?: unknown) => {
+    server.requests.push({ method, params });
+    if (method === "agent/getRules" || method === "agent/setRules") return rules;
+    if (method === "agent/getState") return { ...server.state, sessionId: "s1", seq: 0 };
+    return {};
+  }) as FakeServer["sendRequest"];
+
+  stub.answerQuickPick = (items) => (items as { mode: string }[]).find((m) => m.mode === "plan") as never;
+  await controller.setApprovalMode();
+  assert.deepEqual(server.last("agent/setApprovalMode"), { sessionId: "s1", mode: "plan" });
+
+  stub.answerQuickPick = (items) => (items as { label: string }[]).find((i) => i.label === "pytest *") as never;
+  stub.answerWarning = (_message, items) => items[0];
+  await controller.manageRules();
+  // Every saved rule, strictest list first; tiller's built-in read-only list is not the user's to remove.
+  const listed = stub.quickPicks.at(-1) as { label: string; description: string; detail: string }[];
+  assert.deepEqual(
+    listed.map((i) => `${i.label} | ${i.description}`),
+    ["git push * | deny · project", "rm -rf * | deny · user", "git log * | allow · session", "pytest * | allow · project", "npm test | allow · project", "make -n * | read-only (plan mode) · user"],
+  );
+  assert.equal(listed[3].detail, "/home/ada/project/.tiller/settings.json");
+  assert.match(stub.warningMessages.at(-1)!.message, /pytest \*/);
+  assert.deepEqual(server.last("agent/setRules"), {
+    sessionId: "s1",
+    scope: "project",
+    rules: { allow: ["npm test"], ask: [], deny: ["git push *"], readOnly: [] },
+  });
+
+  // Dismissing the confirmation removes nothing.
+  const sent = server.requests.filter((r) => r.method === "agent/setRules").length;
+  stub.answerWarning = () => undefined;
+  await controller.manageRules();
+  assert.equal(server.requests.filter((r) => r.method === "agent/setRules").length, sent);
+  controller.dispose();
+});
+
+test("rewind to here: the panel's action finds the message's checkpoint, rewinds what the user picks, and can undo", async () => {
+  const { controller, server, posted } = await setup();
+  const checkpoints = [
+    { checkpointId: "c0", createdAt: 1, kind: "turn", messageCount: 0, title: "first", onCurrentBranch: true },
+    { checkpointId: "c4", createdAt: 2, kind: "turn", messageCount: 4, title: "second", onCurrentBranch: true },
+    { checkpointId: "old4", createdAt: 3, kind: "turn", messageCount: 4, title: "dropped", onCurrentBranch: false },
+  ];
+  server.sendRequest = (async (method: string, params?: unknown) => {
+    server.requests.push({ method, params });
+    if (method === "agent/listCheckpoints") return { checkpoints, available: true };
+    if (method === "agent/rewind") {
+      const p = params as { checkpointId: string };
+      return { undoCheckpointId: p.checkpointId === "c4" ? "undo1" : "undo2", restored: ["a.txt"], deleted: ["b.txt"], skipped: [], messageCount: 4 };
+    }
+    if (method === "agent/getState") return { ...server.state, sessionId: "s1", seq: 0 };
+    return {};
+  }) as FakeServer["sendRequest"];
+
+  stub.answerQuickPick = (items) => (items as { restore: string }[]).find((i) => i.restore === "files") as never;
+  stub.answerInfo = (_message, items) => items.find((i) => i === "Undo Rewind");
+  await controller.handleWebviewMessage({ type: "rewindTo", messageIndex: 4 });
+  const rewinds = server.requests.filter((r) => r.method === "agent/rewind").map((r) => r.params);
+  assert.deepEqual(rewinds, [
+    { sessionId: "s1", checkpointId: "c4", restore: "files" },
+    { sessionId: "s1", checkpointId: "undo1", restore: "files" },
+  ]);
+  assert.match(stub.infoMessages.at(-1)!.message, /rewound files \(2 files\)/);
+
+  // A message with no checkpoint (taken in plan mode, say) says so and rewinds nothing.
+  await controller.handleWebviewMessage({ type: "rewindTo", messageIndex: 2 });
+  assert.equal(server.requests.filter((r) => r.method === "agent/rewind").length, 2);
+  assert.match(stub.infoMessages.at(-1)!.message, /no checkpoint before this message/);
+  assert.ok(!posted.some((m) => m.type === "notice" && m.level === "error"));
+  controller.dispose();
+});

@@ -1,0 +1,179 @@
+"""Checkpoints and rewind end to end: the real server, real git, real bash, a scripted model.
+
+A turn edits a file open in the editor, runs `sed -i`, creates and deletes files with bash and
+appends to an ignored file; the rewinds put files and conversation back (and undo that), refuse
+to lose the user's later work unless forced, and never touch what lies outside the workspace."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from .harness import editor_capabilities, one_call_per_turn, tool_call
+
+APPROVALS = editor_capabilities(approvals=True)
+
+
+def files(root) -> dict[str, str]:
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            found[str(path.relative_to(root))] = path.read_text()
+    return found
+
+
+@pytest.fixture
+def seeded(workspace):
+    (workspace / "a.txt").write_text("one\n")
+    (workspace / "b.txt").write_text("x = 1\n")
+    (workspace / "gone.txt").write_text("bye\n")
+    (workspace / ".gitignore").write_text("*.log\n")
+    (workspace / "build.log").write_text("old log\n")
+    return workspace
+
+
+FIRST_TURN = one_call_per_turn(
+    tool_call("edit", {"path": "a.txt", "oldText": "one", "newText": "ONE"}, id="e1"),
+    tool_call("bash", {"command": "sed -i 's/1/2/' b.txt"}, id="b1"),
+    tool_call("bash", {"command": "echo fresh > created.txt && rm gone.txt && echo new log >> build.log"}, id="b2"),
+)
+SECOND_TURN = one_call_per_turn(tool_call("bash", {"command": "echo second > second.txt"}, id="b3"))
+
+
+async def rewind(client, session, checkpoint, restore, **extra):
+    return await client.request("agent/rewind", {"sessionId": session, "checkpointId": checkpoint,
+                                                 "restore": restore, **extra})
+
+
+async def test_rewind_files_conversation_and_both_and_undo_each(start_tiller, seeded, tmp_path):
+    workspace = seeded
+    client = await start_tiller([*FIRST_TURN, *SECOND_TURN], capabilities=APPROVALS)
+    client.open_document(workspace / "a.txt", "one\n")
+    session = await client.new_session(approvalMode="yolo")
+    before = files(workspace)
+    await client.prompt(session, "change things").result()
+    after_first = files(workspace)
+    await client.prompt(session, "one more").result()
+    after_both = files(workspace)
+    assert after_first["a.txt"] == "ONE\n" and after_first["b.txt"] == "x = 2\n" and "gone.txt" not in after_first
+    assert after_first["build.log"] == "old log\nnew log\n" and after_both["second.txt"] == "second\n"
+
+    listed = await client.request("agent/listCheckpoints", {"sessionId": session})
+    assert listed["available"] is True
+    first, second = listed["checkpoints"]
+    assert (first["kind"], first["title"], first["messageCount"], first["onCurrentBranch"]) == (
+        "turn", "change things", 0, True)
+    assert (second["title"], second["messageCount"]) == ("one more", 8)
+
+    # Files only: everything the agent did (its edit, sed -i, bash's new and deleted files) goes back;
+    # the ignored build.log is not touched; the conversation stays.
+    edits_before = len(client.applied_edits)
+    done = await rewind(client, session, first["checkpointId"], "files")
+    assert sorted(done["restored"]) == ["a.txt", "b.txt", "gone.txt"]
+    assert sorted(done["deleted"]) == ["created.txt", "second.txt"] and done["skipped"] == []
+    assert done["messageCount"] == 12
+    assert files(workspace) == {**before, "build.log": "old log\nnew log\n"}
+    # The open a.txt went back through the editor (workspace/applyEdit), where the user can undo it.
+    changes = [c for e in client.applied_edits[edits_before:] for c in e["edit"]["documentChanges"]]
+    in_editor = [c for c in changes if c.get("textDocument", {}).get("uri", "").endswith("/a.txt")]
+    assert [c["edits"][0]["newText"] for c in in_editor] == ["one\n"]
+    event = client.events_of(session, "rewind")[-1]
+    assert event == {"type": "rewind", "checkpointId": first["checkpointId"], "restore": "files",
+                     "undoCheckpointId": done["undoCheckpointId"], "messageCount": 12}
+
+    # The rewind is itself a checkpoint: rewinding to it undoes it.
+    undone = await rewind(client, session, done["undoCheckpointId"], "files")
+    assert files(workspace) == after_both
+    assert sorted(undone["restored"]) == ["a.txt", "b.txt", "created.txt", "second.txt"]
+    assert undone["deleted"] == ["gone.txt"]
+
+    # Conversation only: the second turn's messages are dropped, the files stay.
+    dropped = await rewind(client, session, second["checkpointId"], "conversation")
+    assert dropped["messageCount"] == 8 and dropped["restored"] == [] and files(workspace) == after_both
+    state = await client.request("agent/getState", {"sessionId": session})
+    assert [m["role"] for m in state["messages"]][:1] == ["user"] and len(state["messages"]) == 8
+    listed = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    # The three rewinds so far each recorded the 12 messages before them: no longer the current branch.
+    assert [c["onCurrentBranch"] for c in listed] == [True, True, False, False, False]
+
+    # Both, then undo both: files and the conversation come back together.
+    both = await rewind(client, session, first["checkpointId"], "both")
+    assert both["messageCount"] == 0 and files(workspace)["a.txt"] == "one\n"
+    back = await rewind(client, session, both["undoCheckpointId"], "both")
+    assert back["messageCount"] == 8 and files(workspace) == after_both
+
+    # The dropped messages are still in the session file (a branch); a reload gets the current one.
+    lines = [json.loads(line) for line in (tmp_path / "tiller-data" / "sessions" / f"{session}.jsonl").open()]
+    assert sum(1 for line in lines if line["type"] == "message") == 12
+    await client.request("agent/closeSession", {"sessionId": session})
+    loaded = await client.request("agent/loadSession", {"sessionId": session})
+    assert loaded["messageCount"] == 8
+
+
+async def test_a_rewind_that_would_lose_the_users_changes_is_refused_unless_forced(start_tiller, seeded):
+    workspace = seeded
+    client = await start_tiller(FIRST_TURN, capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "change things").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    (workspace / "a.txt").write_text("ONE\nthe user's own line\n")  # after the agent's turn
+
+    with pytest.raises(JsonRpcException) as refused:
+        await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert refused.value.code == -32007 and "a.txt changed after the agent's last turn" in str(refused.value)
+    assert (workspace / "a.txt").read_text() == "ONE\nthe user's own line\n"
+    assert len((await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]) == 1
+
+    forced = await rewind(client, session, checkpoint["checkpointId"], "files", force=True)
+    assert (workspace / "a.txt").read_text() == "one\n"
+    await rewind(client, session, forced["undoCheckpointId"], "files")
+    assert (workspace / "a.txt").read_text() == "ONE\nthe user's own line\n"  # nothing was lost
+
+    for bad, code in (({"checkpointId": "0123456789abcdef"}, -32006), ({"restore": "everything"}, -32602)):
+        with pytest.raises(JsonRpcException) as raised:
+            await client.request("agent/rewind", {"sessionId": session, "checkpointId": checkpoint["checkpointId"],
+                                                  "restore": "files", **bad})
+        assert raised.value.code == code
+
+
+async def test_a_rewind_never_writes_outside_the_workspace(start_tiller, workspace, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.txt").write_text("outside\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "x.txt").write_text("inside\n")
+    client = await start_tiller(one_call_per_turn(
+        tool_call("bash", {"command": f"rm -r sub && ln -s {outside} sub"}, id="b1"),
+    ), capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "swap the directory for a link").result()
+    assert os.path.islink(workspace / "sub")
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert done["deleted"] == ["sub"] and done["restored"] == ["sub/x.txt"]
+    assert not os.path.islink(workspace / "sub") and (workspace / "sub" / "x.txt").read_text() == "inside\n"
+    assert (outside / "x.txt").read_text() == "outside\n" and sorted(os.listdir(outside)) == ["x.txt"]
+    # The shadow repository lives in tiller's data directory, not in the workspace.
+    assert not (workspace / ".git").exists()
+    assert list((tmp_path / "tiller-data" / "checkpoints").iterdir())
+
+
+async def test_a_rewind_leaves_ignored_files_alone(start_tiller, workspace):
+    (workspace / "data.txt").write_text("recorded\n")
+    (workspace / ".gitignore").write_text("*.log\n")
+    client = await start_tiller(one_call_per_turn(
+        tool_call("bash", {"command": "echo data.txt >> .gitignore && echo 'not recorded' > data.txt"}, id="b1"),
+    ), capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "ignore the data").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert done["restored"] == [".gitignore"]
+    assert done["skipped"] == [{"path": "data.txt", "reason": "it is ignored or too large to be in checkpoints, "
+                                                            "so what is there now was never recorded"}]
+    assert (workspace / "data.txt").read_text() == "not recorded\n"
