@@ -15,16 +15,19 @@ from ..agent import Agent
 from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
-from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
+from ..persistence.session_files import SavedSession, SessionStore, default_data_dir
+from ..persistence.session_index import SessionIndex
 from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
+from .context_window import ContextWindow
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
+from .instructions import ProjectInstructions
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
@@ -49,6 +52,10 @@ class Host:
         if self._store is None:
             self._store = SessionStore(default_data_dir(configured=self.settings.data_dir))
         return self._store
+
+    @property
+    def index(self) -> SessionIndex:
+        return SessionIndex(self.store.dir)
 
     # --- models --------------------------------------------------------------------------
 
@@ -101,13 +108,16 @@ class Host:
             session.agent.set_thinking_level(params.thinking_level)
         return session
 
-    def load(self, session_id: str, *, extra_roots: Iterable[str] = ()) -> Session:
-        """A saved session back in this host, to continue where it left off."""
+    async def load(self, session_id: str, *, extra_roots: Iterable[str] = ()) -> Session:
+        """A saved session back in this host, to continue where it left off. The file is
+        read in a worker thread: other sessions stream on meanwhile."""
         if session_id in self.sessions:
             return self.sessions[session_id]
         if not self.store.exists(session_id):
             raise HostError(ErrorCode.SESSION_NOT_FOUND, f"Unknown session: {session_id} (not loaded and not saved)")
-        saved = self.store.load(session_id)
+        saved = await asyncio.to_thread(self.store.load, session_id)
+        if session_id in self.sessions:  # loaded by another request meanwhile
+            return self.sessions[session_id]
         if not os.path.isdir(saved.cwd):
             raise HostError(ErrorCode.INVALID_PARAMS, f"Session {session_id} worked in {saved.cwd}, which no longer exists")
         try:
@@ -142,31 +152,37 @@ class Host:
         saved: SavedSession | None = None,
     ) -> Session:
         editor = self.editor
+        roots = list(extra_roots)
         # Tools run in parallel as in pi's coding agent; edit and write of one file still
         # take turns in call order (the tools' per-file locks), and each change that needs
         # approval asks on its own, so several approvals may be pending at once.
         agent = Agent(get_api_key=self.catalog.api_key, get_stream_options=self.catalog.stream_options,
                       tool_execution=tool_execution)
         agent.set_model(model)
-        agent.set_system_prompt(system_prompt)
         events = EventChannel(session_id, editor.send_event)
+        instructions = ProjectInstructions(cwd, roots, system_prompt)
 
         def settings() -> SessionSettings:
             state = agent.state
             return SessionSettings(model=state.model.ref, thinking_level=state.thinking_level,
                                    approval_mode=approvals.mode, tool_execution=agent.tool_execution,
                                    tools=[t.name for t in state.tools],
-                                   system_prompt=state.system_prompt)
+                                   system_prompt=instructions.base_prompt)
 
         recorder = SessionRecorder(self.store, session_id, cwd, settings, events.emit,
                                    file=self.store.open(session_id) if saved is not None else None)
         approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals,
                               on_resolved=recorder.save_approval,
                               resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
+        context = ContextWindow(agent, events.emit, recorder.save_record, self.catalog.api_key)
+        if saved is not None:
+            context.restore(saved.records)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
-                          recorder=recorder, document_at=editor.document_at)
+                          recorder=recorder, document_at=editor.document_at, context=context,
+                          instructions=instructions)
+        instructions.start(agent, events.emit)
         tools = create_coding_tools(
-            Workspace(cwd, extra_roots),
+            Workspace(cwd, roots),
             open_document=_DocumentReader(editor, session_id),
             writer=_EditorWriter(editor, session_id),
             approve=approvals,
@@ -175,15 +191,17 @@ class Host:
         self.sessions[session_id] = session
         return session
 
-    def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
-        """Loaded sessions, then saved ones not loaded, most recently updated first."""
+    async def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
+        """Loaded sessions, then saved ones not loaded, most recently updated first. Saved
+        ones come from the index (persistence/session_index.py), read in a worker thread."""
         wanted = os.path.realpath(cwd) if cwd else None
         loaded = [s.summary() for s in self.sessions.values() if wanted is None or s.cwd == wanted]
+        indexed = await asyncio.to_thread(self.index.list, wanted)
         saved = [
             SessionSummary(session_id=entry.id, cwd=entry.cwd, model=entry.model, is_streaming=False,
-                           message_count=len(entry.messages), title=session_title(entry.messages),
+                           message_count=entry.message_count, title=entry.title,
                            updated_at=entry.updated_at, loaded=False)
-            for entry in self.store.list(cwd=wanted)
+            for entry in indexed
             if entry.id not in self.sessions
         ]
         return sorted(loaded + saved, key=lambda summary: summary.updated_at, reverse=True)

@@ -19,8 +19,10 @@ from ..protocol.events import QueueUpdateEvent, SessionStateEvent
 from ..protocol.methods import EditorContext, PromptResult, QueueState, SessionState, SessionSummary
 from ..protocol.modes import StreamingBehavior
 from .approvals import Approvals
+from .context_window import ContextWindow
 from .errors import HostError
 from .event_channel import EventChannel
+from .instructions import ProjectInstructions
 from .prompt_context import DocumentAt, context_blocks
 from .recorder import SessionRecorder
 from .system_prompt import system_prompt_for
@@ -37,6 +39,8 @@ class Session:
         approvals: Approvals,
         recorder: SessionRecorder,
         document_at: DocumentAt,
+        context: ContextWindow,
+        instructions: ProjectInstructions,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -45,6 +49,8 @@ class Session:
         self.events = events
         self.approvals = approvals
         self.recorder = recorder
+        self.context = context
+        self.instructions = instructions
         self._document_at = document_at
         self._run: asyncio.Task[None] | None = None
         self._last_run_messages: list[Any] = []
@@ -65,6 +71,7 @@ class Session:
         self.events.emit_agent_event(event)
         if isinstance(event, ToolExecutionEndEvent):
             self.approvals.forget(event.tool_call_id)  # its front ends have seen the end
+        self.context.after_agent_event(event)
         # The loop takes queued messages as it goes; tell the client when the queue moved.
         self._emit_queue_if_changed()
 
@@ -91,6 +98,8 @@ class Session:
         streaming_behavior: StreamingBehavior | None = None,
     ) -> PromptResult:
         message = await self._user_message(text, images, context)
+        if not self.is_running:  # a changed AGENTS.md applies from the next run on
+            await self.instructions.apply(self.agent, self.events.emit)
         if self.is_running:
             if streaming_behavior == "steer":
                 self.steer(message)
@@ -133,6 +142,7 @@ class Session:
     async def abort(self) -> None:
         """Abort the run (if any) and return once it has ended; pending approvals are
         resolved as cancelled."""
+        self.context.abort()
         run = self._run
         if run is None or run.done():
             return
@@ -214,6 +224,12 @@ class Session:
             seq=self.seq,
             pending_approvals=self.approvals.pending_events(),
             resolved_approvals=list(self.approvals.resolved),
+            context_usage=self.context.usage(),
+            usage=self.context.billed(),
+            compaction=self.context.settings(),
+            compactions=self.context.compactions(),
+            is_compacting=self.context.is_compacting,
+            instructions=self.instructions.files,
         )
 
     def summary(self) -> SessionSummary:

@@ -15,10 +15,12 @@ from pygls.exceptions import JsonRpcException
 
 from ..ai.types import WireModel
 from ..host import HostError, Session
+from ..protocol.context import CompactionInfo, CompactionSettings
 from ..protocol.errors import ErrorCode
 from ..protocol.events import SessionStateEvent
 from ..protocol.methods import (
     METHODS,
+    CompactParams,
     Empty,
     ListModelsParams,
     ListModelsResult,
@@ -34,10 +36,12 @@ from ..protocol.methods import (
     SessionRef,
     SessionState,
     SetApprovalModeParams,
+    SetCompactionParams,
     SetModelParams,
     SetQueueModesParams,
     SetThinkingLevelParams,
     SetToolExecutionParams,
+    UndoCompactionResult,
 )
 from .server import TillerLanguageServer
 
@@ -109,7 +113,7 @@ async def new_session(ls: TillerLanguageServer, params: NewSessionParams) -> New
 
 
 async def load_session(ls: TillerLanguageServer, params: SessionRef) -> NewSessionResult:
-    return _opened(ls.host.load(params.session_id, extra_roots=ls.workspace_folders()))
+    return _opened(await ls.host.load(params.session_id, extra_roots=ls.workspace_folders()))
 
 
 async def prompt(ls: TillerLanguageServer, params: PromptParams) -> PromptResult:
@@ -176,7 +180,7 @@ async def list_models(ls: TillerLanguageServer, params: ListModelsParams) -> Lis
 
 
 async def list_sessions(ls: TillerLanguageServer, params: ListSessionsParams) -> ListSessionsResult:
-    return ListSessionsResult(sessions=ls.host.summaries(params.cwd))
+    return ListSessionsResult(sessions=await ls.host.summaries(params.cwd))
 
 
 async def close_session(ls: TillerLanguageServer, params: SessionRef) -> Empty:
@@ -193,6 +197,23 @@ async def respond_approval(ls: TillerLanguageServer, params: RespondApprovalPara
     ls.host.get(params.session_id).approvals.respond(params.approval_id, params.option_id, params.message,
                                                      params.accepted_hunks)
     return Empty()
+
+
+async def compact(ls: TillerLanguageServer, params: CompactParams) -> CompactionInfo:
+    return await ls.host.get(params.session_id).context.compact(params.instructions)
+
+
+async def undo_compaction(ls: TillerLanguageServer, params: SessionRef) -> UndoCompactionResult:
+    context = ls.host.get(params.session_id).context
+    undone = context.undo()
+    return UndoCompactionResult(undone=undone, context_usage=context.usage())
+
+
+async def set_compaction(ls: TillerLanguageServer, params: SetCompactionParams) -> CompactionSettings:
+    return ls.host.get(params.session_id).context.configure(
+        auto=params.auto, compact_at=params.compact_at, keep_recent_tokens=params.keep_recent_tokens,
+        tool_result_max_tokens=params.tool_result_max_tokens,
+    )
 
 
 HANDLERS: dict[str, Handler] = {
@@ -214,4 +235,7 @@ HANDLERS: dict[str, Handler] = {
     "agent/respondApproval": respond_approval,
     "agent/setApprovalMode": set_approval_mode,
     "agent/setToolExecution": set_tool_execution,
+    "agent/compact": compact,
+    "agent/undoCompaction": undo_compaction,
+    "agent/setCompaction": set_compaction,
 }

@@ -62,6 +62,9 @@ class SavedSession:
     # The approval_resolved events, as saved (wire JSON), oldest first.
     resolved_approvals: list[dict[str, Any]] = field(default_factory=list)
     updated_at: int = 0
+    # Records of other kinds (compactions, ...), each with the number of messages read
+    # before it: their owners (host/context_window.py) make sense of them.
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
 
 class SessionFile:
@@ -186,6 +189,8 @@ class SessionStore:
                 saved.thinking_level = record.get("thinkingLevel", saved.thinking_level)
                 saved.approval_mode = record.get("approvalMode", saved.approval_mode)
                 saved.tool_execution = record.get("toolExecution", saved.tool_execution)
+            else:
+                saved.records.append((len(saved.messages), record))
         if saved is None:
             raise ValueError(f"{path} holds no session")
         saved.updated_at = max(saved.updated_at, int(path.stat().st_mtime * 1000))

@@ -15,6 +15,7 @@ class ErrorCode(IntEnum):
     SESSION_BUSY = -32002
     MODEL_NOT_FOUND = -32003
     APPROVAL_NOT_FOUND = -32004
+    COMPACTION_FAILED = -32005
     REQUEST_CANCELLED = -32800
 
 
@@ -30,5 +31,6 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.SESSION_BUSY: "The session is running; use streamingBehavior, agent/steer or agent/followUp",
     ErrorCode.MODEL_NOT_FOUND: "The model reference is malformed or unknown",
     ErrorCode.APPROVAL_NOT_FOUND: "No pending approval with that id (answered, cancelled, or never asked)",
+    ErrorCode.COMPACTION_FAILED: "The compaction (or its undo) could not be done; the session is unchanged",
     ErrorCode.REQUEST_CANCELLED: "The request was cancelled with $/cancelRequest",
 }

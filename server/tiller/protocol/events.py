@@ -23,6 +23,13 @@ from ..agent.types import (
     TurnStartEvent,
 )
 from ..ai.types import ThinkingLevel, ToolCall, WireModel
+from .context import (
+    CompactionEndEvent,
+    CompactionStartEvent,
+    CompactionUndoneEvent,
+    ContextUsageEvent,
+    InstructionsEvent,
+)
 from .modes import ApprovalKind, ApprovalMode, ApprovalOptionId, QueueMode, ToolExecutionMode
 
 
@@ -121,6 +128,7 @@ WireEvent = Annotated[
         AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
         MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
         QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
+        ContextUsageEvent, CompactionStartEvent, CompactionEndEvent, CompactionUndoneEvent, InstructionsEvent,
     ],
     Field(discriminator="type"),
 ]
@@ -130,6 +138,7 @@ AnyWireEvent = Union[
     AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
     MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
     QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
+    ContextUsageEvent, CompactionStartEvent, CompactionEndEvent, CompactionUndoneEvent, InstructionsEvent,
 ]
 
 

@@ -80,7 +80,12 @@ export interface TillerWireTypes {
     | SessionStateEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
-    | PersistenceErrorEvent;
+    | PersistenceErrorEvent
+    | ContextUsageEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | CompactionUndoneEvent
+    | InstructionsEvent;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -506,7 +511,12 @@ export interface EventNotification {
     | SessionStateEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
-    | PersistenceErrorEvent;
+    | PersistenceErrorEvent
+    | ContextUsageEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | CompactionUndoneEvent
+    | InstructionsEvent;
   seq: number;
   sessionId: string;
 }
@@ -573,6 +583,93 @@ export interface SessionStateEvent {
 export interface PersistenceErrorEvent {
   message: string;
   type: "persistence_error";
+}
+/**
+ * After each turn, and after a compaction or its undo.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ContextUsageEvent".
+ */
+export interface ContextUsageEvent {
+  compactAt: number;
+  contextWindow: number;
+  percent: number;
+  source: "provider" | "estimate";
+  tokens: number;
+  type: "context_usage";
+  usage: Usage;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionStartEvent".
+ */
+export interface CompactionStartEvent {
+  reason: "threshold" | "overflow" | "manual";
+  tokensBefore: number;
+  type: "compaction_start";
+}
+/**
+ * The compaction is done (`compaction` set), failed (`errorMessage`) or was aborted;
+ * when it did not complete nothing changed.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionEndEvent".
+ */
+export interface CompactionEndEvent {
+  aborted: boolean;
+  compaction?: CompactionInfo | null;
+  errorMessage?: string | null;
+  reason: "threshold" | "overflow" | "manual";
+  summary?: string | null;
+  tokensAfter?: number | null;
+  tokensBefore: number;
+  type: "compaction_end";
+  willRetry: boolean;
+}
+/**
+ * One compaction: `messages[:firstKeptIndex]` of the session are replaced, in what the
+ * model sees, by `summary`; the session file (and `agent/getState`) keep every message.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionInfo".
+ */
+export interface CompactionInfo {
+  firstKeptIndex: number;
+  id: string;
+  instructions?: string | null;
+  reason: "threshold" | "overflow" | "manual";
+  summary: string;
+  timestamp: number;
+  tokensAfter: number;
+  tokensBefore: number;
+  usage: Usage;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionUndoneEvent".
+ */
+export interface CompactionUndoneEvent {
+  compactionId: string;
+  type: "compaction_undone";
+}
+/**
+ * The instruction files the session's system prompt holds: at session start, and at
+ * the prompt after one changed, appeared or went away.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "InstructionsEvent".
+ */
+export interface InstructionsEvent {
+  files: InstructionFile[];
+  type: "instructions_loaded";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "InstructionFile".
+ */
+export interface InstructionFile {
+  path: string;
+  scope: "user" | "project";
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -658,6 +755,7 @@ export interface SessionSummary {
 export interface Model {
   api: string;
   baseUrl: string;
+  compactAt?: number | string | null;
   compat?: OpenAICompat | null;
   contextWindow: number;
   cost: ModelCost;
@@ -805,9 +903,14 @@ export interface SessionRef {
  */
 export interface SessionState {
   approvalMode: "ask" | "acceptEdits" | "yolo";
+  compaction: CompactionSettings;
+  compactions: CompactionInfo[];
+  contextUsage: ContextUsage;
   cwd: string;
   error?: string | null;
   followUpMode: "all" | "one_at_a_time";
+  instructions: InstructionFile[];
+  isCompacting: boolean;
   isStreaming: boolean;
   messages: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
   model: string;
@@ -821,6 +924,33 @@ export interface SessionState {
   streamMessage?: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage | null;
   thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
   toolExecution: "sequential" | "parallel";
+  usage: Usage;
+}
+/**
+ * A session's compaction settings, as they apply to its current model.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionSettings".
+ */
+export interface CompactionSettings {
+  auto: boolean;
+  compactAt: number;
+  compactAtSource: "session" | "model" | "default";
+  keepRecentTokens: number;
+  toolResultMaxTokens: number;
+}
+/**
+ * How many tokens the next request will carry, against the model's context window.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ContextUsage".
+ */
+export interface ContextUsage {
+  compactAt: number;
+  contextWindow: number;
+  percent: number;
+  source: "provider" | "estimate";
+  tokens: number;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -870,6 +1000,7 @@ export const PROTOCOL_VERSION = 1;
 /** The error codes of protocol.md section 4, by name. */
 export const ERROR_CODES = {
   "APPROVAL_NOT_FOUND": -32004,
+  "COMPACTION_FAILED": -32005,
   "INTERNAL_ERROR": -32603,
   "INVALID_PARAMS": -32602,
   "INVALID_REQUEST": -32600,
@@ -894,6 +1025,10 @@ export const METHODS = {
   "agent/closeSession": {
     "params": "SessionRef",
     "result": "Empty"
+  },
+  "agent/compact": {
+    "params": "CompactParams",
+    "result": "CompactionInfo"
   },
   "agent/deleteSession": {
     "params": "SessionRef",
@@ -935,6 +1070,10 @@ export const METHODS = {
     "params": "SetApprovalModeParams",
     "result": "SessionStateEvent"
   },
+  "agent/setCompaction": {
+    "params": "SetCompactionParams",
+    "result": "CompactionSettings"
+  },
   "agent/setModel": {
     "params": "SetModelParams",
     "result": "SessionStateEvent"
@@ -954,5 +1093,9 @@ export const METHODS = {
   "agent/steer": {
     "params": "QueueParams",
     "result": "QueueState"
+  },
+  "agent/undoCompaction": {
+    "params": "SessionRef",
+    "result": "UndoCompactionResult"
   }
 } as const;
