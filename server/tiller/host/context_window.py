@@ -243,7 +243,10 @@ class ContextWindow:
                        signal: AbortSignal, *, instructions: str | None = None, will_retry: bool = False) -> CompactionInfo:
         active = self.active
         start = min(active.first_kept_index, len(messages)) if active else 0
-        keep = cut_point(messages, start, self.settings().keep_recent_tokens)
+        keep_recent = self.settings().keep_recent_tokens
+        if reason == "overflow":  # the estimate fell short of the provider's count: keep less
+            keep_recent = min(keep_recent, tokens_before // 4)
+        keep = cut_point(messages, start, keep_recent)
         if keep is None:
             raise CompactionError("Nothing to compact: the conversation since the last compaction is one step")
         self._emit(CompactionStartEvent(reason=reason, tokens_before=tokens_before))

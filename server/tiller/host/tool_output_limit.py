@@ -35,7 +35,8 @@ def limit_tool_result(message: ToolResultMessage, max_tokens: int, args: dict[st
         f"cut here to fit the model's context (limit about {max_tokens:,} tokens). The full output is kept in the "
         f"session file. To see the rest, {_hint(message.tool_name, args, head_lines)}.]"
     )
-    cut = f"{head}\n{notice}\n{tail}" if tail else f"{head}\n\n{notice}"
+    head = head.rstrip("\n")
+    cut = f"{head}\n\n{notice}\n\n{tail}" if tail else f"{head}\n\n{notice}"
     others = [block for block in message.content if not isinstance(block, TextContent)]
     return message.model_copy(update={"content": [TextContent(text=cut), *others]})
 

@@ -225,9 +225,11 @@ def _read_line(row: _Row, line: bytes) -> None:
         return
     kind = record.get("type")
     if kind == "message":
-        row.message_count += 1
         message = record.get("message")
-        if row.title is None and isinstance(message, dict) and message.get("role") == "user":
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            return  # the loader skips it as a message that does not validate
+        row.message_count += 1
+        if row.title is None and message["role"] == "user":
             row.title = _title(message)
     elif kind == "session":
         cwd, model, created = record.get("cwd"), record.get("model"), record.get("created")

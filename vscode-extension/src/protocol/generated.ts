@@ -37,8 +37,17 @@ export interface TillerWireTypes {
     | ToolCallEndEvent
     | DoneEvent
     | ErrorEvent;
+  compact_params: CompactParams;
+  compaction_end_event: CompactionEndEvent;
+  compaction_info: CompactionInfo;
+  compaction_settings: CompactionSettings;
+  compaction_start_event: CompactionStartEvent;
+  compaction_undone_event: CompactionUndoneEvent;
+  context_usage: ContextUsage;
+  context_usage_event: ContextUsageEvent;
   empty: Empty;
   event_notification: EventNotification;
+  instructions_event: InstructionsEvent;
   list_models_params: ListModelsParams;
   list_models_result: ListModelsResult;
   list_sessions_params: ListSessionsParams;
@@ -58,12 +67,14 @@ export interface TillerWireTypes {
   session_state: SessionState;
   session_state_event: SessionStateEvent;
   set_approval_mode_params: SetApprovalModeParams;
+  set_compaction_params: SetCompactionParams;
   set_model_params: SetModelParams;
   set_queue_modes_params: SetQueueModesParams;
   set_thinking_level_params: SetThinkingLevelParams;
   set_tool_execution_params: SetToolExecutionParams;
   stop_reason: "stop" | "length" | "toolUse" | "error" | "aborted";
   thinking_level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  undo_compaction_result: UndoCompactionResult;
   usage: Usage;
   wire_event:
     | AgentStartEvent
@@ -483,6 +494,108 @@ export interface ApprovalResolvedEvent {
   type: "approval_resolved";
 }
 /**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactParams".
+ */
+export interface CompactParams {
+  instructions?: string | null;
+  sessionId: string;
+}
+/**
+ * The compaction is done (`compaction` set), failed (`errorMessage`) or was aborted;
+ * when it did not complete nothing changed.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionEndEvent".
+ */
+export interface CompactionEndEvent {
+  aborted: boolean;
+  compaction?: CompactionInfo | null;
+  errorMessage?: string | null;
+  reason: "threshold" | "overflow" | "manual";
+  summary?: string | null;
+  tokensAfter?: number | null;
+  tokensBefore: number;
+  type: "compaction_end";
+  willRetry: boolean;
+}
+/**
+ * One compaction: `messages[:firstKeptIndex]` of the session are replaced, in what the
+ * model sees, by `summary`; the session file (and `agent/getState`) keep every message.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionInfo".
+ */
+export interface CompactionInfo {
+  firstKeptIndex: number;
+  id: string;
+  instructions?: string | null;
+  reason: "threshold" | "overflow" | "manual";
+  summary: string;
+  timestamp: number;
+  tokensAfter: number;
+  tokensBefore: number;
+  usage: Usage;
+}
+/**
+ * A session's compaction settings, as they apply to its current model.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionSettings".
+ */
+export interface CompactionSettings {
+  auto: boolean;
+  compactAt: number;
+  compactAtSource: "session" | "model" | "default";
+  keepRecentTokens: number;
+  toolResultMaxTokens: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionStartEvent".
+ */
+export interface CompactionStartEvent {
+  reason: "threshold" | "overflow" | "manual";
+  tokensBefore: number;
+  type: "compaction_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionUndoneEvent".
+ */
+export interface CompactionUndoneEvent {
+  compactionId: string;
+  type: "compaction_undone";
+}
+/**
+ * How many tokens the next request will carry, against the model's context window.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ContextUsage".
+ */
+export interface ContextUsage {
+  compactAt: number;
+  contextWindow: number;
+  percent: number;
+  source: "provider" | "estimate";
+  tokens: number;
+}
+/**
+ * After each turn, and after a compaction or its undo.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ContextUsageEvent".
+ */
+export interface ContextUsageEvent {
+  compactAt: number;
+  contextWindow: number;
+  percent: number;
+  source: "provider" | "estimate";
+  tokens: number;
+  type: "context_usage";
+  usage: Usage;
+}
+/**
  * The result of a method that only acknowledges (`{}`).
  *
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -583,74 +696,6 @@ export interface SessionStateEvent {
 export interface PersistenceErrorEvent {
   message: string;
   type: "persistence_error";
-}
-/**
- * After each turn, and after a compaction or its undo.
- *
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ContextUsageEvent".
- */
-export interface ContextUsageEvent {
-  compactAt: number;
-  contextWindow: number;
-  percent: number;
-  source: "provider" | "estimate";
-  tokens: number;
-  type: "context_usage";
-  usage: Usage;
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "CompactionStartEvent".
- */
-export interface CompactionStartEvent {
-  reason: "threshold" | "overflow" | "manual";
-  tokensBefore: number;
-  type: "compaction_start";
-}
-/**
- * The compaction is done (`compaction` set), failed (`errorMessage`) or was aborted;
- * when it did not complete nothing changed.
- *
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "CompactionEndEvent".
- */
-export interface CompactionEndEvent {
-  aborted: boolean;
-  compaction?: CompactionInfo | null;
-  errorMessage?: string | null;
-  reason: "threshold" | "overflow" | "manual";
-  summary?: string | null;
-  tokensAfter?: number | null;
-  tokensBefore: number;
-  type: "compaction_end";
-  willRetry: boolean;
-}
-/**
- * One compaction: `messages[:firstKeptIndex]` of the session are replaced, in what the
- * model sees, by `summary`; the session file (and `agent/getState`) keep every message.
- *
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "CompactionInfo".
- */
-export interface CompactionInfo {
-  firstKeptIndex: number;
-  id: string;
-  instructions?: string | null;
-  reason: "threshold" | "overflow" | "manual";
-  summary: string;
-  timestamp: number;
-  tokensAfter: number;
-  tokensBefore: number;
-  usage: Usage;
-}
-/**
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "CompactionUndoneEvent".
- */
-export interface CompactionUndoneEvent {
-  compactionId: string;
-  type: "compaction_undone";
 }
 /**
  * The instruction files the session's system prompt holds: at session start, and at
@@ -927,38 +972,25 @@ export interface SessionState {
   usage: Usage;
 }
 /**
- * A session's compaction settings, as they apply to its current model.
- *
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "CompactionSettings".
- */
-export interface CompactionSettings {
-  auto: boolean;
-  compactAt: number;
-  compactAtSource: "session" | "model" | "default";
-  keepRecentTokens: number;
-  toolResultMaxTokens: number;
-}
-/**
- * How many tokens the next request will carry, against the model's context window.
- *
- * This interface was referenced by `TillerWireTypes`'s JSON-Schema
- * via the `definition` "ContextUsage".
- */
-export interface ContextUsage {
-  compactAt: number;
-  contextWindow: number;
-  percent: number;
-  source: "provider" | "estimate";
-  tokens: number;
-}
-/**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "SetApprovalModeParams".
  */
 export interface SetApprovalModeParams {
   mode: "ask" | "acceptEdits" | "yolo";
   sessionId: string;
+}
+/**
+ * Absent fields stay as they are.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SetCompactionParams".
+ */
+export interface SetCompactionParams {
+  auto?: boolean | null;
+  compactAt?: number | string | "default" | null;
+  keepRecentTokens?: number | null;
+  sessionId: string;
+  toolResultMaxTokens?: number | null;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -992,6 +1024,14 @@ export interface SetThinkingLevelParams {
 export interface SetToolExecutionParams {
   mode: "sequential" | "parallel";
   sessionId: string;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "UndoCompactionResult".
+ */
+export interface UndoCompactionResult {
+  contextUsage: ContextUsage;
+  undone: CompactionInfo;
 }
 
 /** The protocol version this client speaks (initialize's experimental.tiller.protocolVersion). */
