@@ -10,8 +10,11 @@ source of truth; the index is only ever derived from them:
   changed otherwise is read again, a new file is read in full, a row whose file is gone is
   dropped. So an index that is missing, stale, or written by another process is brought up
   to date by the next listing, and a listing never shows what is not on disk.
-- Reading a file means parsing its lines as JSON, nothing more: only the first user message
-  (the title) is validated as a message.
+- Reading a file costs little. A line tiller wrote for a message (it starts with
+  `{"type":"message","message":{"role":"` and ends with `}}`) is counted without being
+  parsed; only the first user message (the title) is parsed and validated. Every other line
+  is parsed as JSON, so damaged lines (a torn write later ended by the next append) count for
+  nothing, as when the file is loaded.
 - Only complete lines are read: a torn last line (a crash mid-write) is left for later, and
   the session is still listed with what came before it.
 - An index that cannot be opened (corrupt, read-only directory) is rebuilt, or kept in
@@ -40,6 +43,9 @@ logger = logging.getLogger("tiller.store")
 INDEX_NAME = "index.sqlite3"
 SCHEMA_VERSION = 1
 _MESSAGE = TypeAdapter(AgentMessage)
+# How SessionFile.append_message starts a line (compact JSON, keys in this order).
+_MESSAGE_LINE = b'{"type":"message","message":{"role":"'
+_USER_MESSAGE_LINE = b'{"type":"message","message":{"role":"user"'
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -217,6 +223,14 @@ def _read_on(row: _Row, path: Path, status: os.stat_result) -> None:
 
 
 def _read_line(row: _Row, line: bytes) -> None:
+    if line.startswith(_MESSAGE_LINE) and line.endswith(b"}}"):  # the bulk of a file: count it
+        row.message_count += 1
+        if row.title is None and line.startswith(_USER_MESSAGE_LINE):
+            try:
+                row.title = _title(json.loads(line)["message"])
+            except ValueError:
+                row.message_count -= 1  # not whole after all
+        return
     try:
         record = json.loads(line)
     except ValueError:

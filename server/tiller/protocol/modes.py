@@ -15,7 +15,8 @@ from ..tools.ports import ApprovalKind
 PROTOCOL_VERSION = 1
 
 # What the server advertises under `capabilities.experimental.tiller.features`.
-FEATURES = ["sessions", "steering", "followUp", "abort", "editorContext", "deltaStreaming"]
+FEATURES = ["sessions", "steering", "followUp", "abort", "editorContext", "deltaStreaming", "contextUsage",
+            "compaction", "projectInstructions"]
 
 # ask: every change and command needs the user's approval; acceptEdits: file changes go
 # through, commands ask; yolo: nothing asks.
