@@ -235,13 +235,24 @@ def total_usage(messages: list[Any]) -> Usage:
 
 
 def sum_usage(usages: Iterable[Usage]) -> Usage:
-    total = Usage()
+    # Added up in plain numbers: setting pydantic fields one by one costs ~20x more, and a
+    # long session adds up hundreds of messages after every turn.
+    tokens = [0, 0, 0, 0, 0]
+    cost = [0.0, 0.0, 0.0, 0.0, 0.0]
     for usage in usages:
-        for name in ("input", "output", "cache_read", "cache_write", "total_tokens"):
-            setattr(total, name, getattr(total, name) + getattr(usage, name))
-        for name in ("input", "output", "cache_read", "cache_write", "total"):
-            setattr(total.cost, name, getattr(total.cost, name) + getattr(usage.cost, name))
-    return total
+        tokens[0] += usage.input
+        tokens[1] += usage.output
+        tokens[2] += usage.cache_read
+        tokens[3] += usage.cache_write
+        tokens[4] += usage.total_tokens
+        spent = usage.cost
+        cost[0] += spent.input
+        cost[1] += spent.output
+        cost[2] += spent.cache_read
+        cost[3] += spent.cache_write
+        cost[4] += spent.total
+    return Usage(input=tokens[0], output=tokens[1], cache_read=tokens[2], cache_write=tokens[3], total_tokens=tokens[4],
+                 cost=Cost(input=cost[0], output=cost[1], cache_read=cost[2], cache_write=cost[3], total=cost[4]))
 
 
 # --- the LLM call ---------------------------------------------------------------------

@@ -101,11 +101,13 @@ class ContextWindow:
         self._working = messages
         async with self._lock:  # a manual compaction in progress finishes first
             settings = self.settings()
+            view = self.view(messages)
             if settings.auto:
-                tokens, _ = self._count(messages)
-                if tokens > settings.compact_at:
-                    await self._compact_quietly(messages, "threshold", tokens, signal or AbortSignal())
-            return self.view(messages)
+                tokens, _ = self._count(messages, view)
+                if tokens > settings.compact_at and await self._compact_quietly(
+                        messages, "threshold", tokens, signal or AbortSignal()):
+                    view = self.view(messages)
+            return view
 
     async def stream(self, model: Model, context: Context, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
         """The agent's stream function: the provider's, plus one compacted retry of a
@@ -158,13 +160,14 @@ class ContextWindow:
 
     # --- the meter -----------------------------------------------------------------------
 
-    def _count(self, messages: list[Any]) -> tuple[int, Any]:
+    def _count(self, messages: list[Any], view: list[Any] | None = None) -> tuple[int, Any]:
+        """Tokens of the request `messages` make (`view`: their view, if already built)."""
         active = self.active
         start = min(active.first_kept_index, len(messages)) if active else 0
         offset = 1 if active else 0
         state = self._agent.state
-        return count_request(self.view(messages), system_prompt=state.system_prompt, tools=state.tools,
-                             trusted_from=max(self._trusted_from - start, 0) + offset)
+        return count_request(self.view(messages) if view is None else view, system_prompt=state.system_prompt,
+                             tools=state.tools, trusted_from=max(self._trusted_from - start, 0) + offset)
 
     def _estimate(self, view: list[Any]) -> int:
         state = self._agent.state

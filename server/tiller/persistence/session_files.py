@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,10 +154,8 @@ class SessionStore:
 
     def load(self, session_id: str) -> SavedSession:
         path = self._path(session_id)
-        with path.open("r", encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().split("\n")
         saved: SavedSession | None = None
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(_lines(path), 1):
             if not line.strip():
                 continue
             try:
@@ -216,6 +214,14 @@ class SessionStore:
             return False
         path.unlink()
         return True
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """The file's lines (split on LF only), read as they are needed: a worker thread loading
+    a big session then lets the event loop run between lines, instead of holding the
+    interpreter while it decodes the whole file at once."""
+    with path.open("r", encoding="utf-8", errors="replace", newline="\n") as handle:
+        yield from handle
 
 
 def session_title(messages: list[Any]) -> str:

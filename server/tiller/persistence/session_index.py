@@ -75,6 +75,9 @@ class IndexedSession:
     updated_at: int
 
 
+_ROW_COLUMNS = "id, cwd, model, title, message_count, created, updated_at, size, mtime_ns, offset"
+
+
 @dataclass
 class _Row:
     """What the index knows of one file, updated as more of the file is read."""
@@ -161,16 +164,19 @@ class SessionIndex:
                         on_disk[entry.name[: -len(".jsonl")]] = entry.stat()
                     except OSError:
                         continue
-        known = {row[0]: _Row(*row) for row in db.execute(
-            "SELECT id, cwd, model, title, message_count, created, updated_at, size, mtime_ns, offset FROM sessions")}
+        # (size, mtime_ns, offset) by id: all a listing with nothing changed needs to read.
+        known = {id: (size, mtime_ns, offset) for id, size, mtime_ns, offset in
+                 db.execute("SELECT id, size, mtime_ns, offset FROM sessions")}
         gone = [session_id for session_id in known if session_id not in on_disk]
         changed: list[_Row] = []
         for session_id, status in on_disk.items():
-            row = known.get(session_id)
-            if row is not None and row.size == status.st_size and row.mtime_ns == status.st_mtime_ns:
+            seen = known.get(session_id)
+            if seen is not None and seen[0] == status.st_size and seen[1] == status.st_mtime_ns:
                 continue
-            if row is None or status.st_size < row.offset or status.st_size == row.size:
+            if seen is None or status.st_size < seen[2] or status.st_size == seen[0]:
                 row = _Row(session_id)  # new, shrunk or rewritten: read it all
+            else:
+                row = _Row(*db.execute(f"SELECT {_ROW_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone())
             try:
                 _read_on(row, self.dir / f"{session_id}.jsonl", status)
             except OSError as error:
@@ -183,8 +189,7 @@ class SessionIndex:
         try:
             db.executemany("DELETE FROM sessions WHERE id = ?", [(session_id,) for session_id in gone])
             db.executemany(
-                "INSERT OR REPLACE INTO sessions (id, cwd, model, title, message_count, created, updated_at, size, "
-                "mtime_ns, offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO sessions ({_ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(r.id, r.cwd, r.model, r.title, r.message_count, r.created, r.updated_at, r.size, r.mtime_ns,
                   r.offset) for r in changed],
             )
