@@ -16,6 +16,7 @@ model writes, the recent turns kept verbatim.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -103,13 +104,17 @@ async def summarize(
     instructions: str | None,
     api_key: Callable[[str], Any] | None,
     signal: AbortSignal,
+    stream_options: Callable[[Model], StreamOptions] | None = None,
 ) -> tuple[str, Usage]:
-    """The summary of `messages` (folded into `previous`), and what writing it cost.
+    """The summary of `messages` (folded into `previous`), and what writing it cost, asked of
+    `model` with the key `api_key` gives and the request settings `stream_options` gives.
     Raises `CompactionError` when the model fails or the signal aborts."""
     max_tokens = min(output_reserve(model), SUMMARY_MAX_TOKENS, max(model.context_window // 8, 256))
     system_prompt = SUMMARY_SYSTEM_PROMPT.format(words=max(int(max_tokens * 0.6), 100))
     key = await resolve(api_key(model.provider)) if api_key else None
-    options = StreamOptions(api_key=key, signal=signal, max_tokens=max_tokens)
+    # The model's request settings (timeouts, retries) as for any of its calls.
+    base = stream_options(model) if stream_options else StreamOptions()
+    options = dataclasses.replace(base, api_key=key, signal=signal, max_tokens=max_tokens)
     replies: list[AssistantMessage] = []
     budget = _chunk_budget(model, system_prompt, max_tokens, previous, instructions)
     for _ in range(SUMMARY_ATTEMPTS):

@@ -77,12 +77,10 @@ class _Compaction:
 
 
 class ContextWindow:
-    def __init__(self, agent: Agent, emit: Emit, save_record: SaveRecord,
-                 api_key: Callable[[str], Any] | None) -> None:
+    def __init__(self, agent: Agent, emit: Emit, save_record: SaveRecord) -> None:
         self._agent = agent
         self._emit = emit
         self._save_record = save_record
-        self._api_key = api_key
         self.policy = CompactionPolicy()
         self._compactions: list[_Compaction] = []  # in effect, oldest first; the last one counts
         self._summary_usage: list[Usage] = []  # every summary written, undone ones included (billed)
@@ -256,7 +254,8 @@ class ContextWindow:
         model = self._agent.state.model
         try:
             summary, usage = await summarize(model, messages[start:keep], previous=active.summary if active else None,
-                                             instructions=instructions, api_key=self._api_key, signal=signal)
+                                             instructions=instructions, api_key=self._agent.get_api_key, signal=signal,
+                                             stream_options=self._agent.get_stream_options)
         except CompactionError as error:
             self._emit(CompactionEndEvent(reason=reason, tokens_before=tokens_before, aborted=error.aborted,
                                           error_message=None if error.aborted else str(error)))

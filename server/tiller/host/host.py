@@ -174,7 +174,7 @@ class Host:
         approvals = Approvals(events.emit, approval_mode, editor.capabilities.shows_approvals,
                               on_resolved=recorder.save_approval,
                               resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
-        context = ContextWindow(agent, events.emit, recorder.save_record, self.catalog.api_key)
+        context = ContextWindow(agent, events.emit, recorder.save_record)
         if saved is not None:
             context.restore(saved.records)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
