@@ -23,7 +23,6 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from ..agent import Agent
@@ -68,21 +67,13 @@ Emit = Callable[[AnyWireEvent], None]
 SaveRecord = Callable[[dict[str, Any]], None]
 
 
-@dataclass
-class _Compaction:
-    info: CompactionInfo
-    # How many messages the session had when it was made: provider reports from calls
-    # before that counted a different request.
-    message_count: int
-
-
 class ContextWindow:
     def __init__(self, agent: Agent, emit: Emit, save_record: SaveRecord) -> None:
         self._agent = agent
         self._emit = emit
         self._save_record = save_record
         self.policy = CompactionPolicy()
-        self._compactions: list[_Compaction] = []  # in effect, oldest first; the last one counts
+        self._compactions: list[CompactionInfo] = []  # in effect, oldest first; the last one counts
         self._summary_usage: list[Usage] = []  # every summary written, undone ones included (billed)
         self._trusted_from = 0  # provider reports are trusted from this message index on
         self._lock = asyncio.Lock()
@@ -132,7 +123,7 @@ class ContextWindow:
 
     @property
     def active(self) -> CompactionInfo | None:
-        return self._compactions[-1].info if self._compactions else None
+        return self._compactions[-1] if self._compactions else None
 
     def view(self, messages: list[Any]) -> list[Any]:
         """`messages` as the model is sent them."""
@@ -265,7 +256,7 @@ class ContextWindow:
                               tokens_before=tokens_before, tokens_after=0, timestamp=now_ms(),
                               instructions=instructions, usage=usage)
         info.tokens_after = self._estimate(self._view(messages, info))
-        self._compactions.append(_Compaction(info, len(messages)))
+        self._compactions.append(info)
         self._trusted_from = len(messages)
         self._save_record({"type": "compaction", "messageCount": len(messages), **info.dump()})
         self._emit(CompactionEndEvent(reason=reason, tokens_before=tokens_before, tokens_after=info.tokens_after,
@@ -298,14 +289,14 @@ class ContextWindow:
         if not self._compactions:
             raise HostError(ErrorCode.COMPACTION_FAILED, "No compaction to undo")
         messages = self._agent.state.messages
-        previous = self._compactions[-2].info if len(self._compactions) > 1 else None
+        previous = self._compactions[-2] if len(self._compactions) > 1 else None
         tokens = self._estimate(self._view(messages, previous))
         threshold = self.settings().compact_at
         if tokens > threshold:
             raise HostError(ErrorCode.COMPACTION_FAILED,
                             f"The uncompacted context (about {tokens:,} tokens) no longer fits under the "
                             f"session's compaction threshold ({threshold:,} tokens)")
-        undone = self._compactions.pop().info
+        undone = self._compactions.pop()
         self._trusted_from = len(messages)
         self._save_record({"type": "compactionUndone", "id": undone.id})
         self._emit(CompactionUndoneEvent(compaction_id=undone.id))
@@ -315,7 +306,7 @@ class ContextWindow:
     # --- views and restoring ------------------------------------------------------------
 
     def compactions(self) -> list[CompactionInfo]:
-        return [c.info for c in self._compactions]
+        return list(self._compactions)
 
     def restore(self, records: list[tuple[int, dict[str, Any]]]) -> None:
         """Compactions, undos and settings from a saved session; each record comes with the
@@ -325,7 +316,7 @@ class ContextWindow:
             if kind == "compaction":
                 self._restore_compaction(position, record)
             elif kind == "compactionUndone":
-                kept = [c for c in self._compactions if c.info.id != record.get("id")]
+                kept = [c for c in self._compactions if c.id != record.get("id")]
                 if len(kept) != len(self._compactions):
                     self._compactions, self._trusted_from = kept, position
             elif kind == "compactionSettings":
@@ -340,7 +331,7 @@ class ContextWindow:
         count = record.get("messageCount")
         shift = position - count if isinstance(count, int) else 0
         info.first_kept_index = min(max(info.first_kept_index + shift, 0), position)
-        self._compactions.append(_Compaction(info, position))
+        self._compactions.append(info)
         self._summary_usage.append(info.usage)
         self._trusted_from = position
 
