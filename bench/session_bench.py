@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,28 +234,27 @@ def bench_loading(megabytes: int, workdir: Path) -> None:
 # --- 3. per-turn overhead ---------------------------------------------------------------------
 
 
-async def _turns_host(endpoint: Endpoint, catalog: ModelCatalog, workdir: Path, turns: int) -> list[float]:
-    host = Host(catalog, QuietEditor(), HostSettings(data_dir=str(workdir / "turns-data"), default_model="bench/big"))
-    session = host.create(NewSessionParams(cwd=str(workdir), tools=["read", "ls"]), default_cwd=str(workdir))
+async def _time_turns(endpoint: Endpoint, prompt: Callable[[str], Awaitable[Any]], turns: int) -> list[float]:
+    """Per turn: from `prompt` being called to its request arriving at the endpoint."""
     overheads = []
     for turn in range(turns):
         count = len(endpoint.arrivals)
         start = time.perf_counter()
-        await session.prompt(f"Turn {turn}: " + "please look at the next part of the plan " * 20)
+        await prompt(f"Turn {turn}: " + "please look at the next part of the plan " * 20)
         overheads.append(endpoint.arrivals[count] - start)
     return overheads
+
+
+async def _turns_host(endpoint: Endpoint, catalog: ModelCatalog, workdir: Path, turns: int) -> list[float]:
+    host = Host(catalog, QuietEditor(), HostSettings(data_dir=str(workdir / "turns-data"), default_model="bench/big"))
+    session = host.create(NewSessionParams(cwd=str(workdir), tools=["read", "ls"]), default_cwd=str(workdir))
+    return await _time_turns(endpoint, session.prompt, turns)
 
 
 async def _turns_bare(endpoint: Endpoint, catalog: ModelCatalog, turns: int) -> list[float]:
     agent = Agent(get_api_key=catalog.api_key, tool_execution="sequential")
     agent.set_model(catalog.resolve("bench/big"))
-    overheads = []
-    for turn in range(turns):
-        count = len(endpoint.arrivals)
-        start = time.perf_counter()
-        await agent.prompt(f"Turn {turn}: " + "please look at the next part of the plan " * 20)
-        overheads.append(endpoint.arrivals[count] - start)
-    return overheads
+    return await _time_turns(endpoint, agent.prompt, turns)
 
 
 def bench_turns(endpoint: Endpoint, catalog: ModelCatalog, workdir: Path, turns: int) -> None:
