@@ -15,6 +15,7 @@ from ..agent import Agent
 from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
+from ..persistence.long_lived import long_lived_objects
 from ..persistence.session_files import SavedSession, SessionStore, default_data_dir
 from ..persistence.session_index import SessionIndex
 from ..protocol.errors import ErrorCode
@@ -115,7 +116,7 @@ class Host:
             return self.sessions[session_id]
         if not self.store.exists(session_id):
             raise HostError(ErrorCode.SESSION_NOT_FOUND, f"Unknown session: {session_id} (not loaded and not saved)")
-        saved = await asyncio.to_thread(self.store.load, session_id)
+        saved = await asyncio.to_thread(self._read_saved, session_id)
         if session_id in self.sessions:  # loaded by another request meanwhile
             return self.sessions[session_id]
         if not os.path.isdir(saved.cwd):
@@ -137,6 +138,10 @@ class Host:
         if saved.thinking_level:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
         return session
+
+    def _read_saved(self, session_id: str) -> SavedSession:
+        with long_lived_objects():  # no full garbage collection pausing every session meanwhile
+            return self.store.load(session_id)
 
     def _assemble(
         self,
