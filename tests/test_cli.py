@@ -90,3 +90,43 @@ def test_models_lists_ready_providers_and_searches(tmp_path):
     assert everything.returncode == 0, everything.stderr
     rows = [line.split() for line in everything.stdout.splitlines()]
     assert ["anthropic/claude-opus-4-5", "200k", "64k", "5", "/", "25", "set", "ANTHROPIC_API_KEY"] in rows
+def test_sessions_list_show_and_delete(tmp_path):
+    from tiller.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+    from tiller.persistence.session_files import SessionStore
+
+    store = SessionStore(tmp_path)
+    first = store.create("first", cwd="/work/a", model="openai/gpt-4.1")
+    first.append_message(UserMessage(content=[TextContent(text="Fix the build\nit fails on CI")]))
+    first.append_message(AssistantMessage(content=[TextContent(text="Looking."), ToolCall(id="c1", name="bash",
+                                          arguments={"command": "make"})], api="x", provider="openai", model="m"))
+    first.append_message(ToolResultMessage(tool_call_id="c1", tool_name="bash", content=[TextContent(text="ok\n")]))
+    first.append({"type": "compaction", "id": "k1", "reason": "manual", "summary": "## Goal\nFix the build.",
+                  "firstKeptIndex": 1, "messageCount": 3, "tokensBefore": 900, "tokensAfter": 100, "timestamp": 1})
+    first.append_message(AssistantMessage(content=[TextContent(text="Fixed.")], api="x", provider="openai", model="m"))
+    store.create("second", cwd="/work/b", model="faux/faux-1").append_message(UserMessage(content="Docs"))
+    env = {"TILLER_DATA_DIR": str(tmp_path)}
+
+    listed = run_tiller("sessions", "list", "--json", env_extra=env)
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["sessionId"]: row for row in map(json.loads, listed.stdout.splitlines())}
+    assert {k: (v["title"], v["messageCount"], v["cwd"]) for k, v in rows.items()} == {
+        "first": ("Fix the build", 4, "/work/a"), "second": ("Docs", 1, "/work/b")}
+    plain = run_tiller("sessions", "list", "--cwd", "/work/b", env_extra=env)
+    assert plain.returncode == 0 and plain.stdout.startswith("second ") and "first" not in plain.stdout
+
+    shown = run_tiller("sessions", "show", "first", env_extra=env)
+    assert shown.returncode == 0, shown.stderr
+    for expected in ("cwd     /work/a", "user: Fix the build\nit fails on CI", 'assistant: Looking.\n  → bash {"command": "make"}',
+                     "✓ bash: ok", "[compaction (manual): 900 → 100 tokens", "## Goal\nFix the build.", "assistant: Fixed."):
+        assert expected in shown.stdout
+    assert shown.stdout.index("[compaction") < shown.stdout.index("Fixed.")
+    raw = run_tiller("sessions", "show", "first", "--json", env_extra=env)
+    assert raw.stdout == (tmp_path / "sessions" / "first.jsonl").read_text()
+
+    deleted = run_tiller("sessions", "delete", "second", "nosuch", env_extra=env)
+    assert deleted.returncode == 1 and deleted.stdout == "deleted second\n" and "no saved session nosuch" in deleted.stderr
+    assert not (tmp_path / "sessions" / "second.jsonl").exists()
+    missing = run_tiller("sessions", "show", "second", env_extra=env)
+    assert missing.returncode == 1 and "no saved session second" in missing.stderr
+    assert [json.loads(line)["sessionId"] for line in
+            run_tiller("sessions", "list", "--json", env_extra=env).stdout.splitlines()] == ["first"]

@@ -5,6 +5,7 @@
     tiller run PROMPT [--model provider/id]   one prompt, streamed to the terminal
     tiller chat [PROMPT] [--json] [--cwd DIR] a client of `tiller serve`: one prompt, or interactive
     tiller models                             the catalogue and which providers are ready
+    tiller sessions list|show ID|delete ID    the saved sessions
     tiller schema [-o FILE]                   the JSON Schema of the wire types
 """
 
@@ -52,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     models.add_argument("query", nargs="*", help="words that must all occur in a model's name or provider/id")
     models.add_argument("--all", action="store_true", help="also list providers that are not ready")
 
+    sessions = commands.add_parser("sessions", help="list, show or delete saved sessions")
+    from .sessions_command import add_arguments as add_sessions_arguments
+
+    add_sessions_arguments(sessions)
+
     schema = commands.add_parser("schema", help="print the JSON Schema of tiller's wire types")
     schema.add_argument("-o", "--output", help="write to this file instead of stdout")
 
@@ -60,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         from .chat.terminal import run as run_chat
 
         return run_chat(args)
+    if args.command == "sessions":
+        from .sessions_command import run as run_sessions
+
+        return run_sessions(args)
 
     from .ai.models import ModelConfigError, ModelError
 

@@ -15,6 +15,7 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from .agent.types import AgentEvent, AgentMessage, AgentToolResult
 from .ai.types import AssistantMessageEvent, Model, StopReason, ThinkingLevel, Usage
+from .protocol import context as c
 from .protocol import events as e
 from .protocol import methods as p
 from .protocol.errors import ErrorCode
@@ -72,6 +73,18 @@ class TillerWireTypes(BaseModel):
     rewind_result: p.RewindResult
     checkpoint: p.Checkpoint
     rewind_event: e.RewindEvent
+    # Long sessions: the context meter, compaction, project instructions.
+    context_usage: c.ContextUsage
+    context_usage_event: c.ContextUsageEvent
+    compaction_info: c.CompactionInfo
+    compaction_settings: c.CompactionSettings
+    compaction_start_event: c.CompactionStartEvent
+    compaction_end_event: c.CompactionEndEvent
+    compaction_undone_event: c.CompactionUndoneEvent
+    instructions_event: c.InstructionsEvent
+    compact_params: p.CompactParams
+    undo_compaction_result: p.UndoCompactionResult
+    set_compaction_params: p.SetCompactionParams
 
 
 class WireJsonSchema(GenerateJsonSchema):

@@ -51,11 +51,11 @@ def run_chat(*args: str, script: str | None, cwd: Path | None = None, input: str
 class ChatProcess:
     """`tiller chat` with piped stdin; stdout and stderr collected by threads as they arrive."""
 
-    def __init__(self, *args: str, script: str, cwd: Path | None = None) -> None:
+    def __init__(self, *args: str, script: str, cwd: Path | None = None, **env: str) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tiller", "chat", *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=chat_env(script), cwd=cwd,
+            env=chat_env(script, **env), cwd=cwd,
         )
         self.out: list[str] = []
         self.err: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 
 import pytest
@@ -25,7 +26,9 @@ def test_one_shot_streams_the_reply_to_stdout_exactly(tmp_path):
     result = run_chat("hello", script=script)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Tilled and sown.\nRows of beans.\n"
-    assert "[faux/faux-1: " in result.stderr and " out, $0.0000]" in result.stderr
+    assert "[faux/faux-1: " in result.stderr and " out, $0.0000; " in result.stderr
+    # The context meter and the session's cost, from the server's context_usage event.
+    assert re.search(r"; context [\d,]+/128,000 \(\d+%\), session \$0\.0000\]", result.stderr)
     assert "\x1b" not in result.stdout + result.stderr  # no ANSI when not on a terminal
 
 
@@ -45,13 +48,13 @@ def test_json_prints_every_event_in_order_with_increasing_seq(tmp_path):
     assert collapsed == [
         "agent_start", "turn_start", "message_start", "message_end",          # the prompt
         "message_start", "text_start", "text_delta", "text_end",
-        "message_end", "turn_end", "agent_end",
+        "message_end", "turn_end", "context_usage", "agent_end",
     ]
     assert events[2]["message"]["role"] == "user"
     deltas = [e["assistantMessageEvent"]["delta"] for e in events
               if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"]
     assert "".join(deltas) == "abcdefgh"
-    assert events[-3]["message"]["content"] == [{"type": "text", "text": "abcdefgh"}]
+    assert events[-4]["message"]["content"] == [{"type": "text", "text": "abcdefgh"}]
     assert "[faux/faux-1" not in result.stderr  # usage lives in the events
 
 

@@ -109,6 +109,7 @@ test("a VS Code-style client runs a prompt through tiller serve", async (t) => {
     "update:text_end",
     "message_end",
     "turn_end",
+    "context_usage",
     "agent_end",
   ]);
   const deltas = mine

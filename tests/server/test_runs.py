@@ -94,10 +94,10 @@ async def test_a_tool_calling_run_streams_every_event_in_order_before_the_answer
         *streamed("text_start", "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_end"),
         "tool_execution_start", "tool_execution_end",
         "message_start:toolResult", "message_end:toolResult",
-        "turn_end",
+        "turn_end", "context_usage",
         "turn_start",
         *streamed("text_start", "text_delta", "text_end"),
-        "turn_end",
+        "turn_end", "context_usage",
         "agent_end",
     ]
     assert_gap_free(events)

@@ -14,7 +14,9 @@ and recorded (`server.requests`) with its headers and body::
 
 A `Reply` can stream byte chunks with pauses between them, delay its headers, end by
 resetting the TCP connection, or stall until the client goes away. With no reply left,
-the server answers 500 so a missing script shows up as a test failure.
+the server answers 500 so a missing script shows up as a test failure, unless a
+`responder` is set: then it makes the answer to each request not scripted in advance
+(a model that answers what it is asked, tests/support/windowed_model.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import socket
 import struct
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,8 +85,9 @@ class Request:
 class SSEServer:
     """Start on construction (or `with`); `close()` stops it. `url` has no trailing slash."""
 
-    def __init__(self) -> None:
+    def __init__(self, responder: Callable[[Request], Reply] | None = None) -> None:
         self.requests: list[Request] = []
+        self.responder = responder
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._closing = False
@@ -150,9 +153,13 @@ class SSEServer:
         )
         with self._lock:
             self.requests.append(recorded)
-            reply = self._replies.popleft() if self._replies else Reply.json(
-                500, {"error": {"message": "SSEServer: no reply scripted for this request"}}
-            )
+            scripted = self._replies.popleft() if self._replies else None
+        if scripted is not None:
+            reply = scripted
+        elif self.responder is not None:
+            reply = self.responder(recorded)
+        else:
+            reply = Reply.json(500, {"error": {"message": "SSEServer: no reply scripted for this request"}})
 
         if not await self._pause(http_request, recorded, reply.delay):
             return web.Response(status=499)

@@ -444,3 +444,46 @@ test("a command's approval shows why it asks and where an always-allow saves; ea
   assert.deepEqual(panel.problems, []);
   await page.close();
 });
+
+test("the context meter: the window's fill and the session's cost, from getState and each turn; compactions shown", async () => {
+  const panel = await openPanel("meter");
+  const { page } = panel;
+  const meter = page.locator(".context-meter");
+  const bar = page.locator("meter.context-bar");
+  await panel.send({ type: "status", status: "ready" });
+  const state = { ...fixture.initialState, usage: { ...zeroUsage(), cost: { ...zeroUsage().cost, total: 0.0042 } } };
+  await panel.send({ type: "reset", state });
+  const start = fixture.initialState.contextUsage;
+  assert.equal(await meter.textContent(), `context ${start.tokens.toLocaleString("en-US")}/128.0k (${Math.round(start.percent)}%) · $0.0042`);
+  assert.match((await meter.getAttribute("title")) ?? "", /compacted at 105,216 tokens/);
+  assert.equal(await bar.evaluate((el) => [(el as HTMLMeterElement).value, (el as HTMLMeterElement).max]).then(String), `${start.tokens},128000`);
+
+  // The recorded run's last context_usage event (the provider's count) replaces the estimate.
+  const end = indexOf((n) => n.event.type === "agent_end");
+  await panel.feed(events.slice(0, end + 1));
+  const last = events.slice(0, end + 1).map((n) => n.event).filter((e) => e.type === "context_usage").at(-1);
+  assert.ok(last && last.type === "context_usage", "the recording has context_usage events");
+  assert.equal(await meter.textContent(), `context ${last.tokens}/128.0k (${Math.round(last.percent)}%) · $0.00`);
+  assert.match((await meter.getAttribute("title")) ?? "", /from the provider's count/);
+
+  // A compaction: "compacting…" while it runs, then the new size, "compacted" and its summary.
+  let seq = events[end].seq;
+  const note = (event: AgentEventParams["event"]): AgentEventParams => ({ sessionId: fixture.initialState.sessionId, seq: ++seq, event });
+  await panel.feed([note({ type: "compaction_start", reason: "manual", tokensBefore: 90_000 })]);
+  assert.equal(await meter.textContent(), "compacting… · $0.00");
+  const compaction = { id: "c1", reason: "manual" as const, summary: "## Goal\nPolite greetings.", firstKeptIndex: 4, tokensBefore: 90_000, tokensAfter: 12_000, timestamp: Date.now(), usage: zeroUsage() };
+  await panel.feed([
+    note({ type: "compaction_end", reason: "manual", tokensBefore: 90_000, tokensAfter: 12_000, summary: compaction.summary, compaction, aborted: false, willRetry: false }),
+    note({ ...last, tokens: 12_000, percent: 9.4, source: "estimate" }),
+  ]);
+  assert.equal(await meter.textContent(), "context 12.0k/128.0k (9%) · compacted · $0.00");
+  const title = (await meter.getAttribute("title")) ?? "";
+  assert.match(title, /Compacted \(manual\) .*: 90,000 → 12,000 tokens\./);
+  assert.match(title, /## Goal\nPolite greetings\./);
+  await page.screenshot({ path: path.join(ARTIFACTS, "webview-context-meter.png") });
+
+  await panel.feed([note({ type: "compaction_undone", compactionId: "c1" })]);
+  assert.doesNotMatch((await meter.textContent()) ?? "", /compacted/);
+  assert.deepEqual(panel.problems, []);
+  await page.close();
+});

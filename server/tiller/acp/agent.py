@@ -121,7 +121,7 @@ class TillerAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
-        session = self._open(session_id, additional_directories, mcp_servers)
+        session = await self._open(session_id, additional_directories, mcp_servers)
         # The spec: replay the whole conversation as updates before answering.
         client = self._client()
         for update in history_updates(session.agent.state.messages, session.cwd):
@@ -131,7 +131,7 @@ class TillerAgent:
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
-        session = self._open(session_id, additional_directories, mcp_servers)
+        session = await self._open(session_id, additional_directories, mcp_servers)
         return ResumeSessionResponse(modes=session_options.modes(session),
                                      config_options=session_options.config_options(self.host, session))
 
@@ -143,7 +143,7 @@ class TillerAgent:
                             **kwargs: Any) -> ListSessionsResponse:
         start = int(cursor) if cursor and cursor.isdigit() else 0
         with host_errors_as_acp():
-            summaries = await asyncio.to_thread(self.host.summaries, cwd)
+            summaries = await self.host.summaries(cwd)
         page = summaries[start : start + SESSIONS_PER_PAGE]
         more = start + SESSIONS_PER_PAGE < len(summaries)
         return ListSessionsResponse(
@@ -225,10 +225,11 @@ class TillerAgent:
         if session.id not in self.editor.streams:
             self.editor.streams[session.id] = SessionStream(self._client(), session)
 
-    def _open(self, session_id: str, additional_directories: list[str] | None, mcp_servers: list[Any] | None) -> Session:
+    async def _open(self, session_id: str, additional_directories: list[str] | None,
+                    mcp_servers: list[Any] | None) -> Session:
         _warn_mcp(mcp_servers)
         with host_errors_as_acp():
-            session = self.host.load(session_id, extra_roots=additional_directories or [])
+            session = await self.host.load(session_id, extra_roots=additional_directories or [])
         self._attach(session)
         return session
 

@@ -22,9 +22,9 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from ..agent.types import ToolExecutionEndEvent, TurnEndEvent
-from ..ai.types import total_usage
+from ..agent.types import ToolExecutionEndEvent
 from ..host import HostError, Session
+from ..protocol.context import ContextUsageEvent
 from ..protocol.events import AnyWireEvent, ApprovalRequestEvent
 from ..protocol.modes import ApprovalOptionId
 from ..tools.ports import ApprovalRequest
@@ -90,11 +90,8 @@ class SessionStream:
             return
         for update in self._translator.updates(event):
             await self._client.session_update(session_id=session_id, update=update)
-        if isinstance(event, TurnEndEvent):
-            state = self._session.agent.state
-            usage = usage_update(event, state.model.context_window, total_usage(state.messages).cost.total)
-            if usage is not None:
-                await self._client.session_update(session_id=session_id, update=usage)
+        if isinstance(event, ContextUsageEvent):
+            await self._client.session_update(session_id=session_id, update=usage_update(event))
 
     # --- permissions -----------------------------------------------------------------------
 

@@ -35,9 +35,9 @@ from ..agent.types import (
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
-    TurnEndEvent,
 )
 from ..ai.types import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage
+from ..protocol.context import ContextUsageEvent
 from ..protocol.events import AnyWireEvent, MessageUpdateDelta
 from ..tools.ports import ApprovalRequest
 
@@ -129,15 +129,11 @@ class UpdateTranslator:
         return []
 
 
-def usage_update(event: TurnEndEvent, context_window: int, session_cost: float) -> UsageUpdate | None:
-    """Context use after a turn: what the last call carried, against the model's window."""
-    message = event.message
-    if not isinstance(message, AssistantMessage):
-        return None
-    usage = message.usage
-    used = usage.input + usage.output + usage.cache_read + usage.cache_write
-    return UsageUpdate(session_update="usage_update", used=used, size=context_window,
-                       cost=Cost(amount=session_cost, currency="USD"))
+def usage_update(event: ContextUsageEvent) -> UsageUpdate:
+    """The host's context meter (after each turn, and after a compaction or its undo): the
+    tokens the next request will carry against the model's window, and what the session cost."""
+    return UsageUpdate(session_update="usage_update", used=event.tokens, size=event.context_window,
+                       cost=Cost(amount=event.usage.cost.total, currency="USD"))
 
 
 def history_updates(messages: list[Any], cwd: str) -> list[SessionUpdate]:

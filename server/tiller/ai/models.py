@@ -316,10 +316,15 @@ def _config_path(env: Mapping[str, str], override: str | os.PathLike[str] | None
         return Path(override), True
     if named := env.get("TILLER_CONFIG", "").strip():
         return Path(named).expanduser(), True
+    return config_dir(env) / "models.toml", False
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """tiller's configuration directory: `$XDG_CONFIG_HOME/tiller`, else `~/.config/tiller`
+    (models.toml, the user-wide AGENTS.md)."""
+    env = os.environ if env is None else env
     config_home = env.get("XDG_CONFIG_HOME", "").strip()
     if config_home:
-        base = Path(config_home)
-    else:
-        home = env.get("HOME", "").strip()
-        base = (Path(home) if home else Path.home()) / ".config"
-    return base / "tiller" / "models.toml", False
+        return Path(config_home) / "tiller"
+    home = env.get("HOME", "").strip()
+    return (Path(home) if home else Path.home()) / ".config" / "tiller"

@@ -9,6 +9,7 @@ fields *absent* rather than null (serialise with `to_json`/`dump`, which drop `N
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -182,6 +183,14 @@ class OpenAICompat(WireModel):
     thinking_format: Literal["openai", "openrouter", "zai", "qwen"] | None = None
 
 
+# When a session compacts its context: a token count, or a share of the model's context
+# window ("80%"). See host/compaction_settings.py.
+CompactAt = Union[
+    Annotated[int, Field(gt=0)],
+    Annotated[str, Field(pattern=r"^(100|[1-9]?[0-9])(\.[0-9]+)?%$")],
+]
+
+
 class Model(WireModel):
     id: str
     name: str
@@ -197,6 +206,8 @@ class Model(WireModel):
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
     compat: OpenAICompat | None = None
+    # models.toml's `compactAt` for this model (else the session's setting or the default).
+    compact_at: CompactAt | None = None
 
     @property
     def ref(self) -> str:
@@ -220,15 +231,28 @@ def calculate_cost(model: Model, usage: Usage) -> Cost:
 
 def total_usage(messages: list[Any]) -> Usage:
     """The tokens and cost of every assistant message among `messages`, added up."""
-    total = Usage()
-    for message in messages:
-        if isinstance(message, AssistantMessage):
-            usage = message.usage
-            for name in ("input", "output", "cache_read", "cache_write", "total_tokens"):
-                setattr(total, name, getattr(total, name) + getattr(usage, name))
-            for name in ("input", "output", "cache_read", "cache_write", "total"):
-                setattr(total.cost, name, getattr(total.cost, name) + getattr(usage.cost, name))
-    return total
+    return sum_usage(message.usage for message in messages if isinstance(message, AssistantMessage))
+
+
+def sum_usage(usages: Iterable[Usage]) -> Usage:
+    # Added up in plain numbers: setting pydantic fields one by one costs ~20x more, and a
+    # long session adds up hundreds of messages after every turn.
+    tokens = [0, 0, 0, 0, 0]
+    cost = [0.0, 0.0, 0.0, 0.0, 0.0]
+    for usage in usages:
+        tokens[0] += usage.input
+        tokens[1] += usage.output
+        tokens[2] += usage.cache_read
+        tokens[3] += usage.cache_write
+        tokens[4] += usage.total_tokens
+        spent = usage.cost
+        cost[0] += spent.input
+        cost[1] += spent.output
+        cost[2] += spent.cache_read
+        cost[3] += spent.cache_write
+        cost[4] += spent.total
+    return Usage(input=tokens[0], output=tokens[1], cache_read=tokens[2], cache_write=tokens[3], total_tokens=tokens[4],
+                 cost=Cost(input=cost[0], output=cost[1], cache_read=cost[2], cache_write=cost[3], total=cost[4]))
 
 
 # --- the LLM call ---------------------------------------------------------------------

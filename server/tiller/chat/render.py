@@ -52,6 +52,7 @@ class TerminalRenderer:
         self.color = isatty(out)
         self.err_color = isatty(err)
         self.at_line_start = True
+        self.context: dict[str, Any] = {}  # the latest context_usage event
 
     # stdout
 
@@ -90,6 +91,11 @@ class TerminalRenderer:
             mark = "✗" if event.get("isError") else "✓"
             self.end_line()
             self._write(_clip(f"{mark} {first_line(event.get('result'))}".rstrip()) + "\n", dim=True)
+        elif kind == "context_usage":
+            self.context = event  # shown after the run
+        elif kind in ("compaction_start", "compaction_end"):
+            self.end_line()
+            self.notice(compaction_notice(event))
 
     # stderr
 
@@ -109,7 +115,11 @@ class TerminalRenderer:
         if last and last.get("provider") and last.get("model"):
             model = f"{last['provider']}/{last['model']}"
         cost = float((usage.get("cost") or {}).get("total") or 0.0)
-        self.notice(f"[{model}: {usage.get('input', 0)} in, {usage.get('output', 0)} out, ${cost:.4f}]")
+        meter = ""
+        if context := self.context:
+            meter = (f"; context {context['tokens']:,}/{context['contextWindow']:,} ({context['percent']:.0f}%), "
+                     f"session ${session_cost(context):.4f}")
+        self.notice(f"[{model}: {usage.get('input', 0)} in, {usage.get('output', 0)} out, ${cost:.4f}{meter}]")
 
 
 class JsonRenderer(TerminalRenderer):
@@ -123,6 +133,22 @@ class JsonRenderer(TerminalRenderer):
 
     def run_ended(self, result: dict[str, Any], model: str) -> None:
         pass  # the usage is in the events
+
+
+def compaction_notice(event: dict[str, Any]) -> str:
+    """One line saying why and when the context was compacted (or that it was not)."""
+    before = event.get("tokensBefore", 0)
+    if event["type"] == "compaction_start":
+        return f"[compacting the context ({event.get('reason')}): {before:,} tokens]"
+    if event.get("summary"):
+        return f"[compacted: {before:,} → {event.get('tokensAfter', 0):,} tokens; older turns summarised]"
+    return (f"[compaction {'aborted' if event.get('aborted') else 'failed'}: "
+            f"{event.get('errorMessage') or 'nothing changed'}]")
+
+
+def session_cost(context_usage: dict[str, Any]) -> float:
+    """The session's billed cost so far, from a context_usage event."""
+    return float(((context_usage.get("usage") or {}).get("cost") or {}).get("total") or 0.0)
 
 
 def first_line(result: Any) -> str:

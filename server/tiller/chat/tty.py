@@ -31,7 +31,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from .markdown_blocks import MarkdownBlocks
-from .render import TerminalRenderer, first_line
+from .render import TerminalRenderer, compaction_notice, first_line, session_cost
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -59,11 +59,12 @@ class Status:
         elif kind in ("message_update", "tool_execution_start"):
             self.waiting_since = None
         elif kind == "message_end" and (message := event.get("message") or {}).get("role") == "assistant":
-            usage = message.get("usage") or {}
-            self.context_used = sum(int(usage.get(k) or 0) for k in ("input", "output", "cacheRead", "cacheWrite"))
-            self.cost += float((usage.get("cost") or {}).get("total") or 0.0)
             if message.get("provider") and message.get("model"):
                 self.model = f"{message['provider']}/{message['model']}"
+        elif kind == "context_usage":  # the host's count of the next request, and the session's bill
+            self.context_used = int(event.get("tokens") or 0)
+            self.context_window = int(event.get("contextWindow") or self.context_window)
+            self.cost = session_cost(event)
         elif kind == "agent_end":
             self.running, self.waiting_since = False, None
 
@@ -135,6 +136,9 @@ class TtyRenderer(TerminalRenderer):
             mark = "✗" if event.get("isError") else "✓"
             line = f"{mark} {first_line(event.get('result'))}".rstrip()
             self.show(Text(_clip_line(line, self.console.width), style="red dim" if event.get("isError") else "dim"))
+        elif kind in ("compaction_start", "compaction_end"):
+            self.end_line()
+            self.notice(compaction_notice(event))
 
     def _flush_thinking(self) -> None:
         text = "".join(self.thinking).strip()

@@ -16,13 +16,14 @@ from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError, config_file
 from ..ai.types import Model
 from ..environment import looks_like_a_credential, mark_provider_keys, withheld
+from ..persistence.long_lived import long_lived_objects
 from ..persistence.session_files import (
     SavedSession,
     SessionStore,
     UnreadableSession,
     default_data_dir,
-    session_title,
 )
+from ..persistence.session_index import SessionIndex
 from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
 from ..protocol.jsonrpc import clip
@@ -32,9 +33,11 @@ from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
 from .checkpoints import SessionCheckpoints
 from .command_policy import CommandPolicy
+from .context_window import ContextWindow
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
+from .instructions import ProjectInstructions
 from .protected_paths import PathRules
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
@@ -74,6 +77,10 @@ class Host:
         if cwd not in self._shadow_repos:
             self._shadow_repos[cwd] = ShadowRepo(default_data_dir(configured=self.settings.data_dir), cwd)
         return self._shadow_repos[cwd]
+
+    @property
+    def index(self) -> SessionIndex:
+        return SessionIndex(self.store.dir)
 
     # --- models --------------------------------------------------------------------------
 
@@ -124,16 +131,19 @@ class Host:
             session.agent.set_thinking_level(params.thinking_level)
         return session
 
-    def load(self, session_id: str, *, extra_roots: Iterable[str] = ()) -> Session:
-        """A saved session back in this host, to continue where it left off."""
+    async def load(self, session_id: str, *, extra_roots: Iterable[str] = ()) -> Session:
+        """A saved session back in this host, to continue where it left off. The file is
+        read in a worker thread: other sessions stream on meanwhile."""
         if session_id in self.sessions:
             return self.sessions[session_id]
         if not self.store.exists(session_id):
             raise HostError(ErrorCode.SESSION_NOT_FOUND, f"Unknown session: {session_id} (not loaded and not saved)")
         try:
-            saved = self.store.load(session_id)
+            saved = await asyncio.to_thread(self._read_saved, session_id)
         except (UnreadableSession, OSError) as error:
             raise HostError(ErrorCode.SESSION_UNREADABLE, f"Session {session_id} cannot be loaded: {error}") from None
+        if session_id in self.sessions:  # loaded by another request meanwhile
+            return self.sessions[session_id]
         if not os.path.isdir(saved.cwd):
             raise HostError(ErrorCode.INVALID_PARAMS, f"Session {session_id} worked in {saved.cwd}, which no longer exists")
         try:
@@ -155,6 +165,10 @@ class Host:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
         return session
 
+    def _read_saved(self, session_id: str) -> SavedSession:
+        with long_lived_objects():  # no full garbage collection pausing every session meanwhile
+            return self.store.load(session_id)
+
     def _assemble(
         self,
         *,
@@ -169,6 +183,7 @@ class Host:
         saved: SavedSession | None = None,
     ) -> Session:
         editor = self.editor
+        roots = list(extra_roots)
         # Tools run in parallel as in pi's coding agent; edit and write of one file still
         # take turns in call order (the tools' per-file locks), and each change that needs
         # approval asks on its own, so several approvals may be pending at once.
@@ -176,17 +191,18 @@ class Host:
                       tool_execution=tool_execution)
         agent.set_model(model)
         events = EventChannel(session_id, editor.send_event)
-        workspace = Workspace(cwd, extra_roots)
+        workspace = Workspace(cwd, roots)
         rules = PathRules(workspace.roots, data_dir=self.data_dir, config_file=Path(os.path.realpath(config_file())))
         policy = CommandPolicy(cwd, events.emit)
         checkpoints = SessionCheckpoints(self.shadow_repo(cwd), session_id, events.emit)
+        instructions = ProjectInstructions(cwd, roots, system_prompt)
 
         def settings() -> SessionSettings:
             state = agent.state
             return SessionSettings(model=state.model.ref, thinking_level=state.thinking_level,
                                    approval_mode=approvals.mode, tool_execution=agent.tool_execution,
                                    tools=[t.name for t in state.tools],
-                                   system_prompt=system_prompt)
+                                   system_prompt=instructions.base_prompt)
 
         recorder = SessionRecorder(self.store, session_id, cwd, settings, events.emit,
                                    file=self.store.open(session_id) if saved is not None else None)
@@ -194,9 +210,14 @@ class Host:
                               on_resolved=recorder.save_approval,
                               resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None,
                               rules=rules, policy=policy, before_change=checkpoints.before_change)
+        context = ContextWindow(agent, events.emit, recorder.save_record)
+        if saved is not None:
+            context.restore(saved.other_records)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
-                          recorder=recorder, editor=editor, policy=policy,
-                          system_prompt=system_prompt, checkpoints=checkpoints)
+                          recorder=recorder, editor=editor, policy=policy, checkpoints=checkpoints,
+                          context=context, instructions=instructions)
+        instructions.start(agent, events.emit)
+        agent.set_system_prompt(session.full_system_prompt())  # plan mode's part, if it starts planning
         tools = create_coding_tools(
             workspace,
             open_document=_DocumentReader(editor, session_id),
@@ -216,15 +237,17 @@ class Host:
             self._redactor = Redactor(provider_keys(self.catalog))
         return self._redactor
 
-    def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
-        """Loaded sessions, then saved ones not loaded, most recently updated first."""
+    async def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
+        """Loaded sessions, then saved ones not loaded, most recently updated first. Saved
+        ones come from the index (persistence/session_index.py), read in a worker thread."""
         wanted = os.path.realpath(cwd) if cwd else None
         loaded = [s.summary() for s in self.sessions.values() if wanted is None or s.cwd == wanted]
+        indexed = await asyncio.to_thread(self.index.list, wanted)
         saved = [
             SessionSummary(session_id=entry.id, cwd=entry.cwd, model=entry.model, is_streaming=False,
-                           message_count=len(entry.messages), title=session_title(entry.messages),
+                           message_count=entry.message_count, title=entry.title,
                            updated_at=entry.updated_at, loaded=False)
-            for entry in self.store.list(cwd=wanted)
+            for entry in indexed
             if entry.id not in self.sessions
         ]
         return sorted(loaded + saved, key=lambda summary: summary.updated_at, reverse=True)

@@ -59,6 +59,7 @@ class SessionRecorder:
         # id(message) -> (the message, its record number); the message is held so that its
         # id is never reused by another object.
         self._numbers: dict[int, tuple[Any, int]] = {}
+        self._pending: list[dict[str, Any]] = []  # records made before the file existed
 
     def save_message(self, message: Any) -> None:
         """Durably append a completed message (fsync). Losing the file must not lose the
@@ -120,6 +121,17 @@ class SessionRecorder:
         self._numbers.update({id(m): (m, n) for m, n in zip(messages, records, strict=True)})
         return messages
 
+    def save_record(self, record: dict[str, Any]) -> None:
+        """Durably append a record of another kind (a compaction, ...); before the file
+        exists it waits to follow the file's first lines."""
+        if self._file is None:
+            self._pending.append(record)
+            return
+        try:
+            self._file.append(record)
+        except OSError as error:
+            self._report(PersistenceErrorEvent(message=f"Could not save the session: {error}"))
+
     def save_settings(self) -> None:
         """Record changed settings; before the file exists they go into its first lines."""
         if self._file is None:
@@ -135,10 +147,12 @@ class SessionRecorder:
         # Header, settings and the first record in one write and one fsync: the first
         # prompt of a session then waits for the disk no longer than any later prompt.
         settings = self._settings()
+        # Records made before the file existed (a compaction setting, ...) go in that same write.
+        pending, self._pending = tuple(self._pending), []
         return self._store.create(
             self._session_id, self._cwd, settings.model, tools=settings.tools, system_prompt=settings.system_prompt,
             approval_mode=settings.approval_mode,
             then=(settings_record(settings.model, settings.thinking_level, settings.approval_mode,
                                   settings.tool_execution),
-                  first),
+                  *pending, first),
         )

@@ -30,8 +30,10 @@ from . import plan_mode
 from .approvals import Approvals
 from .checkpoints import SessionCheckpoints
 from .command_policy import CommandPolicy
+from .context_window import ContextWindow
 from .errors import HostError
 from .event_channel import EventChannel
+from .instructions import ProjectInstructions
 from .prompt_context import ContextSource, context_blocks
 from .recorder import SessionRecorder
 from .system_prompt import system_prompt_for
@@ -49,8 +51,9 @@ class Session:
         recorder: SessionRecorder,
         editor: ContextSource,
         policy: CommandPolicy,
-        system_prompt: str,
         checkpoints: SessionCheckpoints,
+        context: ContextWindow,
+        instructions: ProjectInstructions,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
@@ -62,10 +65,11 @@ class Session:
         self._editor = editor
         self.policy = policy
         self.checkpoints = checkpoints
-        # The prompt the session was made with; plan mode adds to it while it lasts.
-        self.system_prompt = system_prompt
+        self.context = context
+        # The project's instruction files extend the session's prompt; plan mode adds to it
+        # while it lasts (full_system_prompt).
+        self.instructions = instructions
         self._left_plan_mode = False
-        self.agent.set_system_prompt(plan_mode.system_prompt(system_prompt, approvals.mode))
         self._run: asyncio.Task[None] | None = None
         self._last_run_messages: list[Any] = []
         self._sent_queue: tuple[list[str], list[str]] = ([], [])
@@ -85,6 +89,7 @@ class Session:
         self.events.emit_agent_event(event)
         if isinstance(event, ToolExecutionEndEvent):
             self.approvals.forget(event.tool_call_id)  # its front ends have seen the end
+        self.context.after_agent_event(event)
         # The loop takes queued messages as it goes; tell the client when the queue moved.
         self._emit_queue_if_changed()
 
@@ -111,6 +116,9 @@ class Session:
         streaming_behavior: StreamingBehavior | None = None,
     ) -> PromptResult:
         message = await self._user_message(text, images, context)
+        if not self.is_running:  # a changed AGENTS.md applies from the next run on
+            await self.instructions.apply(self.agent, self.events.emit)
+            self.agent.set_system_prompt(self.full_system_prompt())
         if self.is_running:
             if streaming_behavior == "steer":
                 self.steer(message)
@@ -168,6 +176,7 @@ class Session:
     async def abort(self) -> None:
         """Abort the run (if any) and return once it has ended; pending approvals are
         resolved as cancelled."""
+        self.context.abort()
         run = self._run
         if run is None or run.done():
             return
@@ -216,7 +225,10 @@ class Session:
         elif mode == "plan":
             self._left_plan_mode = False
         self.approvals.mode = mode
-        self.agent.set_system_prompt(plan_mode.system_prompt(self.system_prompt, mode))
+        self.agent.set_system_prompt(self.full_system_prompt())
+
+    def full_system_prompt(self) -> str:
+        return plan_mode.system_prompt(self.instructions.system_prompt(), self.approvals.mode)
 
     # --- the conversation as the session file holds it -------------------------------------
 
@@ -275,6 +287,12 @@ class Session:
             seq=self.seq,
             pending_approvals=self.approvals.pending_events(),
             resolved_approvals=list(self.approvals.resolved),
+            context_usage=self.context.usage(),
+            usage=self.context.billed(),
+            compaction=self.context.settings(),
+            compactions=self.context.compactions(),
+            is_compacting=self.context.is_compacting,
+            instructions=self.instructions.files,
         )
 
     def summary(self) -> SessionSummary:

@@ -15,11 +15,13 @@ from pygls.exceptions import JsonRpcException
 from ..ai.types import WireModel
 from ..host import HostError, Session
 from ..host.rewind import rewind as rewind_session
+from ..protocol.context import CompactionInfo, CompactionSettings
 from ..protocol.errors import ErrorCode
 from ..protocol.events import SessionStateEvent
 from ..protocol.jsonrpc import clip_message
 from ..protocol.methods import (
     METHODS,
+    CompactParams,
     Empty,
     ListCheckpointsResult,
     ListModelsParams,
@@ -39,11 +41,13 @@ from ..protocol.methods import (
     SessionRef,
     SessionState,
     SetApprovalModeParams,
+    SetCompactionParams,
     SetModelParams,
     SetQueueModesParams,
     SetRulesParams,
     SetThinkingLevelParams,
     SetToolExecutionParams,
+    UndoCompactionResult,
 )
 from ..protocol.params import InvalidParams, parse_params
 from .server import TillerLanguageServer
@@ -108,7 +112,7 @@ async def new_session(ls: TillerLanguageServer, params: NewSessionParams) -> New
 
 
 async def load_session(ls: TillerLanguageServer, params: SessionRef) -> NewSessionResult:
-    return _opened(ls.host.load(params.session_id, extra_roots=ls.workspace_folders()))
+    return _opened(await ls.host.load(params.session_id, extra_roots=ls.workspace_folders()))
 
 
 async def prompt(ls: TillerLanguageServer, params: PromptParams) -> PromptResult:
@@ -175,7 +179,7 @@ async def list_models(ls: TillerLanguageServer, params: ListModelsParams) -> Lis
 
 
 async def list_sessions(ls: TillerLanguageServer, params: ListSessionsParams) -> ListSessionsResult:
-    return ListSessionsResult(sessions=ls.host.summaries(params.cwd))
+    return ListSessionsResult(sessions=await ls.host.summaries(params.cwd))
 
 
 async def close_session(ls: TillerLanguageServer, params: SessionRef) -> Empty:
@@ -211,6 +215,23 @@ async def rewind(ls: TillerLanguageServer, params: RewindParams) -> RewindResult
     return await rewind_session(ls.host.get(params.session_id), ls.host.editor, params)
 
 
+async def compact(ls: TillerLanguageServer, params: CompactParams) -> CompactionInfo:
+    return await ls.host.get(params.session_id).context.compact(params.instructions)
+
+
+async def undo_compaction(ls: TillerLanguageServer, params: SessionRef) -> UndoCompactionResult:
+    context = ls.host.get(params.session_id).context
+    undone = context.undo()
+    return UndoCompactionResult(undone=undone, context_usage=context.usage())
+
+
+async def set_compaction(ls: TillerLanguageServer, params: SetCompactionParams) -> CompactionSettings:
+    return ls.host.get(params.session_id).context.configure(
+        auto=params.auto, compact_at=params.compact_at, keep_recent_tokens=params.keep_recent_tokens,
+        tool_result_max_tokens=params.tool_result_max_tokens,
+    )
+
+
 HANDLERS: dict[str, Handler] = {
     "agent/newSession": new_session,
     "agent/prompt": prompt,
@@ -234,4 +255,7 @@ HANDLERS: dict[str, Handler] = {
     "agent/setRules": set_rules,
     "agent/listCheckpoints": list_checkpoints,
     "agent/rewind": rewind,
+    "agent/compact": compact,
+    "agent/undoCompaction": undo_compaction,
+    "agent/setCompaction": set_compaction,
 }

@@ -78,6 +78,9 @@ class SavedSession:
     # record numbers of `messages`.
     records: list[Any] = field(default_factory=list)
     conversation: list[int] = field(default_factory=list)
+    # Records of other kinds (compactions, ...), each with the length the conversation had
+    # when it was read: their owners (host/context_window.py) make sense of them.
+    other_records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
 
 class SessionFile:
@@ -206,6 +209,8 @@ class SessionStore:
                 saved.conversation = [i for i in kept if saved.records[i] is not None]
             elif kind == "settings":
                 _apply_settings(saved, record, path, number)
+            else:
+                saved.other_records.append((len(saved.conversation), record))
         if saved is None:
             raise UnreadableSession(f"{path} holds no session header" if "".join(lines).strip() else f"{path} is empty")
         saved.messages = [saved.records[i] for i in saved.conversation]

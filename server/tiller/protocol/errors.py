@@ -18,6 +18,7 @@ class ErrorCode(IntEnum):
     SESSION_UNREADABLE = -32005
     CHECKPOINT_NOT_FOUND = -32006
     REWIND_CONFLICT = -32007
+    COMPACTION_FAILED = -32008
     REQUEST_CANCELLED = -32800
 
 
@@ -36,5 +37,6 @@ ERROR_MEANINGS: dict[ErrorCode, str] = {
     ErrorCode.SESSION_UNREADABLE: "The session's saved file cannot be loaded (the message says why)",
     ErrorCode.CHECKPOINT_NOT_FOUND: "No checkpoint with that id in this session",
     ErrorCode.REWIND_CONFLICT: "Restoring would lose changes made since the agent's last turn; pass force to restore anyway",
+    ErrorCode.COMPACTION_FAILED: "The compaction (or its undo) could not be done; the session is unchanged",
     ErrorCode.REQUEST_CANCELLED: "The request was cancelled with $/cancelRequest",
 }

@@ -23,6 +23,13 @@ from ..agent.types import (
     TurnStartEvent,
 )
 from ..ai.types import ThinkingLevel, ToolCall, WireModel
+from .context import (
+    CompactionEndEvent,
+    CompactionStartEvent,
+    CompactionUndoneEvent,
+    ContextUsageEvent,
+    InstructionsEvent,
+)
 from .modes import (
     ApprovalKind,
     ApprovalMode,
@@ -157,6 +164,7 @@ WireEvent = Annotated[
         MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
         QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
         RewindEvent,
+        ContextUsageEvent, CompactionStartEvent, CompactionEndEvent, CompactionUndoneEvent, InstructionsEvent,
     ],
     Field(discriminator="type"),
 ]
@@ -167,6 +175,7 @@ AnyWireEvent = Union[
     MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
     QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
     RewindEvent,
+    ContextUsageEvent, CompactionStartEvent, CompactionEndEvent, CompactionUndoneEvent, InstructionsEvent,
 ]
 
 

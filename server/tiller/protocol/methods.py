@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
+from .context import CompactAtSetting, CompactionInfo, CompactionSettings, ContextUsage, InstructionFile
 from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
 from .modes import (
     ApprovalMode,
@@ -207,7 +208,35 @@ class SessionState(WireModel):
     # How each answered or cancelled approval of the session went (its approval_resolved
     # event), oldest first: a client rebuilding its view shows the outcomes again.
     resolved_approvals: list[ApprovalResolvedEvent] = Field(default_factory=list)
+    # How full the context is, and what the session has been billed so far.
+    context_usage: ContextUsage
+    usage: Usage
+    compaction: CompactionSettings
+    # The compactions in effect, oldest first (the last one's summary is what the model sees).
+    compactions: list[CompactionInfo] = Field(default_factory=list)
+    is_compacting: bool = False
+    # The AGENTS.md / CLAUDE.md files in the system prompt, farthest first.
+    instructions: list[InstructionFile] = Field(default_factory=list)
 
+
+class CompactParams(SessionRef):
+    # What the summary should keep or stress ("keep the details of the parser work").
+    instructions: str | None = None
+
+
+class UndoCompactionResult(WireModel):
+    undone: CompactionInfo
+    context_usage: ContextUsage
+
+
+class SetCompactionParams(SessionRef):
+    """Absent fields stay as they are."""
+
+    auto: bool | None = None
+    # Tokens, a share of the window ("80%"), or "default" (the model's or the default).
+    compact_at: CompactAtSetting | None = None
+    keep_recent_tokens: PositiveInt | None = None
+    tool_result_max_tokens: PositiveInt | None = None
 
 
 # --- command rules ----------------------------------------------------------------------
@@ -340,4 +369,7 @@ METHODS: dict[str, Method] = {
     "agent/setRules": Method(SetRulesParams, RulesResult),
     "agent/listCheckpoints": Method(SessionRef, ListCheckpointsResult),
     "agent/rewind": Method(RewindParams, RewindResult),
+    "agent/compact": Method(CompactParams, CompactionInfo),
+    "agent/undoCompaction": Method(SessionRef, UndoCompactionResult),
+    "agent/setCompaction": Method(SetCompactionParams, CompactionSettings),
 }

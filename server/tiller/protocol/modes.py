@@ -16,7 +16,7 @@ PROTOCOL_VERSION = 1
 
 # What the server advertises under `capabilities.experimental.tiller.features`.
 FEATURES = ["sessions", "steering", "followUp", "abort", "editorContext", "deltaStreaming", "commandRules", "planMode",
-            "checkpoints"]
+            "checkpoints", "contextUsage", "compaction", "projectInstructions"]
 
 # ask: every change and command needs the user's approval; acceptEdits: file changes go
 # through, commands ask; yolo: nothing asks; plan: nothing changes (read-only tools and

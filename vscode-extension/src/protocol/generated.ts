@@ -39,8 +39,17 @@ export interface TillerWireTypes {
     | ErrorEvent;
   checkpoint: Checkpoint;
   command_rules: CommandRules;
+  compact_params: CompactParams;
+  compaction_end_event: CompactionEndEvent;
+  compaction_info: CompactionInfo;
+  compaction_settings: CompactionSettings;
+  compaction_start_event: CompactionStartEvent;
+  compaction_undone_event: CompactionUndoneEvent;
+  context_usage: ContextUsage;
+  context_usage_event: ContextUsageEvent;
   empty: Empty;
   event_notification: EventNotification;
+  instructions_event: InstructionsEvent;
   list_checkpoints_result: ListCheckpointsResult;
   list_models_params: ListModelsParams;
   list_models_result: ListModelsResult;
@@ -65,6 +74,7 @@ export interface TillerWireTypes {
   session_state: SessionState;
   session_state_event: SessionStateEvent;
   set_approval_mode_params: SetApprovalModeParams;
+  set_compaction_params: SetCompactionParams;
   set_model_params: SetModelParams;
   set_queue_modes_params: SetQueueModesParams;
   set_rules_params: SetRulesParams;
@@ -72,6 +82,7 @@ export interface TillerWireTypes {
   set_tool_execution_params: SetToolExecutionParams;
   stop_reason: "stop" | "length" | "toolUse" | "error" | "aborted";
   thinking_level: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  undo_compaction_result: UndoCompactionResult;
   usage: Usage;
   wire_event:
     | AgentStartEvent
@@ -89,7 +100,12 @@ export interface TillerWireTypes {
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
     | PersistenceErrorEvent
-    | RewindEvent;
+    | RewindEvent
+    | ContextUsageEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | CompactionUndoneEvent
+    | InstructionsEvent;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -543,6 +559,108 @@ export interface CommandRules {
   readOnly: string[];
 }
 /**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactParams".
+ */
+export interface CompactParams {
+  instructions?: string | null;
+  sessionId: string;
+}
+/**
+ * The compaction is done (`compaction` set), failed (`errorMessage`) or was aborted;
+ * when it did not complete nothing changed.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionEndEvent".
+ */
+export interface CompactionEndEvent {
+  aborted: boolean;
+  compaction?: CompactionInfo | null;
+  errorMessage?: string | null;
+  reason: "threshold" | "overflow" | "manual";
+  summary?: string | null;
+  tokensAfter?: number | null;
+  tokensBefore: number;
+  type: "compaction_end";
+  willRetry: boolean;
+}
+/**
+ * One compaction: `messages[:firstKeptIndex]` of the session are replaced, in what the
+ * model sees, by `summary`; the session file (and `agent/getState`) keep every message.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionInfo".
+ */
+export interface CompactionInfo {
+  firstKeptIndex: number;
+  id: string;
+  instructions?: string | null;
+  reason: "threshold" | "overflow" | "manual";
+  summary: string;
+  timestamp: number;
+  tokensAfter: number;
+  tokensBefore: number;
+  usage: Usage;
+}
+/**
+ * A session's compaction settings, as they apply to its current model.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionSettings".
+ */
+export interface CompactionSettings {
+  auto: boolean;
+  compactAt: number;
+  compactAtSource: "session" | "model" | "default";
+  keepRecentTokens: number;
+  toolResultMaxTokens: number;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionStartEvent".
+ */
+export interface CompactionStartEvent {
+  reason: "threshold" | "overflow" | "manual";
+  tokensBefore: number;
+  type: "compaction_start";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "CompactionUndoneEvent".
+ */
+export interface CompactionUndoneEvent {
+  compactionId: string;
+  type: "compaction_undone";
+}
+/**
+ * How many tokens the next request will carry, against the model's context window.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ContextUsage".
+ */
+export interface ContextUsage {
+  compactAt: number;
+  contextWindow: number;
+  percent: number;
+  source: "provider" | "estimate";
+  tokens: number;
+}
+/**
+ * After each turn, and after a compaction or its undo.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ContextUsageEvent".
+ */
+export interface ContextUsageEvent {
+  compactAt: number;
+  contextWindow: number;
+  percent: number;
+  source: "provider" | "estimate";
+  tokens: number;
+  type: "context_usage";
+  usage: Usage;
+}
+/**
  * The result of a method that only acknowledges (`{}`).
  *
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -572,7 +690,12 @@ export interface EventNotification {
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
     | PersistenceErrorEvent
-    | RewindEvent;
+    | RewindEvent
+    | ContextUsageEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | CompactionUndoneEvent
+    | InstructionsEvent;
   seq: number;
   sessionId: string;
 }
@@ -653,6 +776,25 @@ export interface RewindEvent {
   restore: "files" | "conversation" | "both";
   type: "rewind";
   undoCheckpointId: string;
+}
+/**
+ * The instruction files the session's system prompt holds: at session start, and at
+ * the prompt after one changed, appeared or went away.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "InstructionsEvent".
+ */
+export interface InstructionsEvent {
+  files: InstructionFile[];
+  type: "instructions_loaded";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "InstructionFile".
+ */
+export interface InstructionFile {
+  path: string;
+  scope: "user" | "project";
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -747,6 +889,7 @@ export interface SessionSummary {
 export interface Model {
   api: string;
   baseUrl: string;
+  compactAt?: number | string | null;
   compat?: OpenAICompat | null;
   contextWindow: number;
   cost: ModelCost;
@@ -958,9 +1101,14 @@ export interface SessionRef {
  */
 export interface SessionState {
   approvalMode: "ask" | "acceptEdits" | "yolo" | "plan";
+  compaction: CompactionSettings;
+  compactions: CompactionInfo[];
+  contextUsage: ContextUsage;
   cwd: string;
   error?: string | null;
   followUpMode: "all" | "one_at_a_time";
+  instructions: InstructionFile[];
+  isCompacting: boolean;
   isStreaming: boolean;
   messages: ((UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage)[];
   model: string;
@@ -974,6 +1122,7 @@ export interface SessionState {
   streamMessage?: (UserMessage | AssistantMessage | ToolResultMessage) | CustomMessage | null;
   thinkingLevel: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
   toolExecution: "sequential" | "parallel";
+  usage: Usage;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -982,6 +1131,19 @@ export interface SessionState {
 export interface SetApprovalModeParams {
   mode: "ask" | "acceptEdits" | "yolo" | "plan";
   sessionId: string;
+}
+/**
+ * Absent fields stay as they are.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "SetCompactionParams".
+ */
+export interface SetCompactionParams {
+  auto?: boolean | null;
+  compactAt?: number | string | "default" | null;
+  keepRecentTokens?: number | null;
+  sessionId: string;
+  toolResultMaxTokens?: number | null;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -1026,6 +1188,14 @@ export interface SetToolExecutionParams {
   mode: "sequential" | "parallel";
   sessionId: string;
 }
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "UndoCompactionResult".
+ */
+export interface UndoCompactionResult {
+  contextUsage: ContextUsage;
+  undone: CompactionInfo;
+}
 
 /** The protocol version this client speaks (initialize's experimental.tiller.protocolVersion). */
 export const PROTOCOL_VERSION = 1;
@@ -1034,6 +1204,7 @@ export const PROTOCOL_VERSION = 1;
 export const ERROR_CODES = {
   "APPROVAL_NOT_FOUND": -32004,
   "CHECKPOINT_NOT_FOUND": -32006,
+  "COMPACTION_FAILED": -32008,
   "INTERNAL_ERROR": -32603,
   "INVALID_PARAMS": -32602,
   "INVALID_REQUEST": -32600,
@@ -1060,6 +1231,10 @@ export const METHODS = {
   "agent/closeSession": {
     "params": "SessionRef",
     "result": "Empty"
+  },
+  "agent/compact": {
+    "params": "CompactParams",
+    "result": "CompactionInfo"
   },
   "agent/deleteSession": {
     "params": "SessionRef",
@@ -1113,6 +1288,10 @@ export const METHODS = {
     "params": "SetApprovalModeParams",
     "result": "SessionStateEvent"
   },
+  "agent/setCompaction": {
+    "params": "SetCompactionParams",
+    "result": "CompactionSettings"
+  },
   "agent/setModel": {
     "params": "SetModelParams",
     "result": "SessionStateEvent"
@@ -1136,5 +1315,9 @@ export const METHODS = {
   "agent/steer": {
     "params": "QueueParams",
     "result": "QueueState"
+  },
+  "agent/undoCompaction": {
+    "params": "SessionRef",
+    "result": "UndoCompactionResult"
   }
 } as const;

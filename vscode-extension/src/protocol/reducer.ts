@@ -12,6 +12,9 @@ import type {
   ApprovalResolvedEvent,
   AssistantBlock,
   AssistantMessage,
+  CompactionInfo,
+  CompactionStartEvent,
+  ContextUsage,
   PartialAssistantMessage,
   QueueMode,
   SessionState,
@@ -67,6 +70,15 @@ export interface SessionView {
   error?: string;
   warnings: string[];
   lastRun?: RunSummary;
+  /** How full the model's context window is (the next request's size): from `agent/getState`
+   * and the `context_usage` event after each turn. An older server leaves it out. */
+  context?: ContextUsage;
+  /** What the session has been billed so far (every run, summaries included). */
+  sessionUsage?: Usage;
+  /** The compactions in effect, oldest first. */
+  compactions: CompactionInfo[];
+  /** Why a compaction is under way, while it is. */
+  compacting?: CompactionStartEvent["reason"];
   /** Index in `messages` of a non-assistant message that started but has not ended. */
   openMessage?: number;
 }
@@ -92,6 +104,7 @@ export function emptyView(sessionId: string, model = ""): SessionView {
     queue: { steering: [], followUp: [] },
     seq: 0,
     warnings: [],
+    compactions: [],
   };
 }
 
@@ -122,6 +135,9 @@ export function viewFromState(state: SessionState): SessionView {
     view.tools[id] = { toolCallId: id, toolName: call?.name ?? "tool", args: call?.arguments ?? {}, status: "running" };
   }
   view.lastRun = lastRunOf(view.messages);
+  if (state.contextUsage) view.context = clone(state.contextUsage);
+  if (state.usage) view.sessionUsage = clone(state.usage);
+  view.compactions = clone(state.compactions ?? []);
   // How the session's answered approvals went (the outcome badges after a reload). An older
   // server leaves the list out.
   for (const event of state.resolvedApprovals ?? []) view.approvalOutcomes[event.toolCallId] = outcomeOf(event);
@@ -356,6 +372,22 @@ export function applyEvent(view: SessionView, event: WireEvent): void {
       break;
     case "persistence_error":
       view.warnings.push(event.message);
+      break;
+    case "context_usage": {
+      const { type: _type, usage, ...context } = event;
+      view.context = clone(context);
+      view.sessionUsage = clone(usage);
+      break;
+    }
+    case "compaction_start":
+      view.compacting = event.reason;
+      break;
+    case "compaction_end":
+      delete view.compacting;
+      if (event.compaction) view.compactions.push(clone(event.compaction));
+      break;
+    case "compaction_undone":
+      view.compactions = view.compactions.filter((c) => c.id !== event.compactionId);
       break;
     default:
       break; // an event type this client does not know: ignore it (forward compatible)

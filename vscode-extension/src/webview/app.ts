@@ -49,12 +49,45 @@ export function formatTokens(n: number): string {
   return n >= 10000 ? `${(n / 1000).toFixed(1)}k` : n.toLocaleString("en-US");
 }
 
+export function formatCost(cost: number): string {
+  return `$${cost > 0 && cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`;
+}
+
 export function formatUsage(usage: Usage): string {
   const parts = [`${formatTokens(usage.input)} in`, `${formatTokens(usage.output)} out`];
   if (usage.cacheRead) parts.push(`${formatTokens(usage.cacheRead)} cached`);
-  const cost = usage.cost.total;
-  if (cost > 0) parts.push(`$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`);
+  if (usage.cost.total > 0) parts.push(formatCost(usage.cost.total));
   return parts.join(" · ");
+}
+
+/** The context meter's text: how full the window is, compaction, and the session's cost. */
+export function formatContextMeter(view: SessionView): string {
+  const parts: string[] = [];
+  if (view.compacting) parts.push("compacting…");
+  else if (view.context) {
+    const { tokens, contextWindow, percent } = view.context;
+    parts.push(`context ${formatTokens(tokens)}/${formatTokens(contextWindow)} (${Math.round(percent)}%)`);
+  }
+  if (view.compactions.length && !view.compacting) parts.push("compacted");
+  if (view.sessionUsage) parts.push(formatCost(view.sessionUsage.cost.total));
+  return parts.join(" · ");
+}
+
+/** The meter's tooltip: the threshold, where the count comes from, the latest compaction. */
+function contextMeterTitle(view: SessionView): string {
+  const lines: string[] = [];
+  if (view.context) {
+    const { tokens, compactAt, source } = view.context;
+    lines.push(`The next request carries about ${tokens.toLocaleString("en-US")} tokens (${source === "provider" ? "from the provider's count" : "estimated"}).`);
+    lines.push(`The context is compacted at ${compactAt.toLocaleString("en-US")} tokens.`);
+  }
+  const last = view.compactions[view.compactions.length - 1];
+  if (last) {
+    lines.push(`Compacted (${last.reason}) ${new Date(last.timestamp).toLocaleTimeString()}: ${last.tokensBefore.toLocaleString("en-US")} → ${last.tokensAfter.toLocaleString("en-US")} tokens.`);
+    lines.push(last.summary);
+  }
+  if (view.sessionUsage) lines.push(`This session so far: ${formatUsage(view.sessionUsage)}`);
+  return lines.join("\n");
 }
 
 function toolSummary(name: string, args: Record<string, unknown>): string {
@@ -453,6 +486,8 @@ export class ChatApp {
   private sendButton: HTMLButtonElement;
   private modelButton: HTMLButtonElement;
   private modeButton: HTMLButtonElement;
+  private meterEl: HTMLElement;
+  private meterBar: HTMLMeterElement;
   private persisted: PersistedState;
 
   constructor(
@@ -510,6 +545,8 @@ export class ChatApp {
     this.modelButton.addEventListener("click", () => this.post({ type: "command", command: "selectModel" }));
     this.modeButton = h("button", { className: "link mode", title: "Set approval mode" });
     this.modeButton.addEventListener("click", () => this.post({ type: "command", command: "setApprovalMode" }));
+    this.meterBar = h("meter", { className: "context-bar", min: 0, "aria-hidden": "true" });
+    this.meterEl = h("span", { className: "context-meter", role: "status" });
 
     const composer = h(
       "footer",
@@ -522,7 +559,7 @@ export class ChatApp {
       h(
         "div",
         { className: "composer-bar" },
-        h("div", { className: "composer-meta" }, this.modelButton, this.modeButton),
+        h("div", { className: "composer-meta" }, this.modelButton, this.modeButton, h("span", { className: "context-group" }, this.meterBar, this.meterEl)),
         h("div", { className: "composer-actions" }, this.behavior, this.stopButton, this.sendButton),
       ),
     );
@@ -825,6 +862,7 @@ export class ChatApp {
     this.modelButton.hidden = !view;
     this.modeButton.textContent = view ? `approvals: ${view.approvalMode}` : "";
     this.modeButton.hidden = !view;
+    this.renderMeter(view);
     this.input.placeholder = streaming
       ? this.behavior.value === "steer"
         ? "Steer the agent… (sent after the current tool)"
@@ -854,6 +892,23 @@ export class ChatApp {
       this.chipsEl.appendChild(h("span", { className: "chip", title: item.detail ?? item.label }, icon("file"), h("span", null, item.label), remove));
     });
     this.updateComposer();
+  }
+
+  private renderMeter(view: SessionView | null): void {
+    const text = view ? formatContextMeter(view) : "";
+    this.meterEl.textContent = text;
+    this.meterEl.hidden = !text;
+    this.meterEl.title = view ? contextMeterTitle(view) : "";
+    const context = view?.context;
+    this.meterBar.hidden = !context;
+    if (context) {
+      // Past `high` (the compaction threshold) the bar changes colour: compaction is near.
+      this.meterBar.max = Math.max(1, context.contextWindow);
+      this.meterBar.high = context.compactAt;
+      this.meterBar.optimum = 0;
+      this.meterBar.value = context.tokens;
+      this.meterBar.title = this.meterEl.title;
+    }
   }
 
   private updateComposer(): void {

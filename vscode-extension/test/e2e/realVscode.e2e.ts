@@ -152,6 +152,16 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     assert.match((await answer.locator(".block-text").textContent()) ?? "", /as a model's would\.\s*$/);
   });
 
+  it("the composer shows the context meter and the session's cost, from the server's context_usage", async () => {
+    const meter = vscode.chat.locator(".context-meter");
+    // faux-1's window is 128,000 tokens; the faux provider bills nothing.
+    await eventually(async () => /^context [\d,.]+k?\/128\.0k \(\d+%\) · \$0\.00$/.test((await meter.textContent()) ?? ""), "the context meter");
+    assert.match((await meter.getAttribute("title")) ?? "", /from the provider's count[\s\S]*compacted at [\d,]+ tokens/);
+    const bar = await vscode.chat.locator("meter.context-bar").evaluate((el) => [(el as HTMLMeterElement).value, (el as HTMLMeterElement).max]);
+    assert.ok(bar[0] > 0 && bar[1] === 128000, `the bar: ${bar}`);
+    await vscode.screenshot("vscode-context-meter");
+  });
+
   it("a write's approval card shows the diff; Allow once writes the file", async () => {
     const chat = vscode.chat;
     await vscode.send("Start a notes file");

@@ -240,7 +240,8 @@ test("View diff of a new file compares with an empty document; a rejection can c
 
 test("a diff that no longer applies is shown as the raw diff; a notice answered elsewhere goes, and a late click does nothing", async () => {
   const { controller, server } = await setup();
-  const approval = approvalOf("call_edit");
+  // Without the full proposed text (`newText`), the panel has only the diff to apply.
+  const { newText: _proposed, ...approval } = approvalOf("call_edit");
   stub.openDocument(Uri.file(approval.path!), "the user rewrote everything\n");
   server.emit(approval);
   await controller.handleWebviewMessage({ type: "viewDiff", approvalId: approval.approvalId });

@@ -21,6 +21,7 @@ while the dataset is still only read on demand).
     contextWindow = 32768
     maxTokens = 8192
     cost = { input = 0.0, output = 0.0 }
+    compactAt = "80%"                # when sessions compact: tokens, or a share of the window
 
 A section for a provider the catalogue has changes only what it names; a model entry for
 a listed model changes only the fields it gives. The request settings (`timeoutMs` ...)
@@ -52,7 +53,8 @@ SETTING_KEYS = {
 TIMEOUT_KEYS = {"timeoutMs", "idleTimeoutMs"}
 PROVIDER_KEYS = {"baseUrl", "api", "apiKeyEnv", "headers", "compat", "models", *SETTING_KEYS}
 # Model fields an entry may set; api, provider and baseUrl come from the provider.
-MODEL_FIELDS = {"id", "name", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat"}
+MODEL_FIELDS = {"id", "name", "reasoning", "input", "cost", "contextWindow", "maxTokens", "headers", "compat",
+                "compactAt"}
 MODEL_KEYS = MODEL_FIELDS | set(SETTING_KEYS)
 COMPAT_KEYS = {info.alias or name for name, info in OpenAICompat.model_fields.items()}
 

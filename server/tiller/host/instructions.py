@@ -1,0 +1,140 @@
+"""Project instructions: AGENTS.md (or CLAUDE.md) files added to a session's system prompt.
+
+Where they are looked for, in the order they are added (the nearest last, so that it has
+the final word):
+1. tiller's config directory (`$XDG_CONFIG_HOME/tiller`, else `~/.config/tiller`): the
+   user's instructions for every project;
+2. each directory from the workspace root down to the session's cwd. The workspace root is
+   the deepest workspace folder holding the cwd; failing that the git repository holding it
+   (the nearest directory with a `.git`); failing that the cwd alone.
+In each directory AGENTS.md is read, or CLAUDE.md when there is no AGENTS.md.
+
+Before each prompt the files are looked for again; a file that changed, appeared or went
+away changes the system prompt of that run, and the session reports the new list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..agent import Agent
+from ..ai.models import config_dir
+from ..protocol.context import InstructionFile, InstructionsEvent
+
+NAMES = ("AGENTS.md", "CLAUDE.md")
+# One file's share of the system prompt; a longer one is cut with a notice.
+MAX_FILE_CHARS = 32_000
+HEADING = (
+    "# Project instructions\n\n"
+    "The user's instructions for this work, from the files below. Follow them; where two "
+    "disagree, the later file (nearer the working directory) wins."
+)
+
+Scope = Literal["user", "project"]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    path: Path
+    scope: Scope
+    stamp: tuple[int, int]  # (mtime_ns, size): a change shows in either
+    text: str
+
+
+class ProjectInstructions:
+    def __init__(self, cwd: str, roots: Iterable[str], base_prompt: str, user_dir: Path | None = None) -> None:
+        self.cwd = Path(cwd)
+        self.roots = [Path(os.path.realpath(root)) for root in roots]
+        # The system prompt without instructions: what the session file records.
+        self.base_prompt = base_prompt
+        self.user_dir = user_dir if user_dir is not None else config_dir()
+        self._loaded: list[_Loaded] = []
+
+    @property
+    def files(self) -> list[InstructionFile]:
+        return [InstructionFile(path=str(item.path), scope=item.scope) for item in self._loaded]
+
+    def system_prompt(self) -> str:
+        if not self._loaded:
+            return self.base_prompt
+        sections = [self.base_prompt, HEADING]
+        for item in self._loaded:
+            text = item.text
+            if len(text) > MAX_FILE_CHARS:
+                text = text[:MAX_FILE_CHARS] + f"\n[… {len(item.text) - MAX_FILE_CHARS} more characters not shown]"
+            sections.append(f"## {item.path}\n\n{text.strip()}")
+        return "\n\n".join(sections)
+
+    def refresh(self) -> bool:
+        """Look for the files again and read the ones that changed; True if anything did."""
+        found: list[_Loaded] = []
+        previous = {item.path: item for item in self._loaded}
+        for path, scope in self._candidates():
+            try:
+                status = path.stat()
+            except OSError:
+                continue
+            stamp = (status.st_mtime_ns, status.st_size)
+            known = previous.get(path)
+            if known is not None and known.stamp == stamp:
+                found.append(known)
+                continue
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            found.append(_Loaded(path, scope, stamp, text))
+        changed = found != self._loaded
+        self._loaded = found
+        return changed
+
+    def start(self, agent: Agent, emit: Callable[[InstructionsEvent], None]) -> None:
+        """At session start: the files as they are now (announced if there are any)."""
+        self.refresh()
+        agent.set_system_prompt(self.system_prompt())
+        if self._loaded:
+            emit(InstructionsEvent(files=self.files))
+
+    async def apply(self, agent: Agent, emit: Callable[[InstructionsEvent], None]) -> None:
+        """Before a run: bring the agent's system prompt up to date (file reads off the
+        event loop) and tell the client when the files or their text changed."""
+        if await asyncio.to_thread(self.refresh):
+            agent.set_system_prompt(self.system_prompt())
+            emit(InstructionsEvent(files=self.files))
+
+    def _candidates(self) -> list[tuple[Path, Scope]]:
+        candidates: list[tuple[Path, Scope]] = []
+        if (user := _first_existing(self.user_dir)) is not None:
+            candidates.append((user, "user"))
+        for directory in self._project_dirs():
+            if (path := _first_existing(directory)) is not None:
+                candidates.append((path, "project"))
+        return candidates
+
+    def _project_dirs(self) -> list[Path]:
+        """From the workspace root down to the cwd."""
+        cwd = Path(os.path.realpath(self.cwd))
+        holding = [root for root in self.roots if cwd == root or root in cwd.parents]
+        root = max(holding, key=lambda r: len(r.parts)) if holding else _git_root(cwd) or cwd
+        chain = [cwd, *(parent for parent in cwd.parents if parent == root or root in parent.parents)]
+        return list(reversed(chain))
+
+
+def _first_existing(directory: Path) -> Path | None:
+    for name in NAMES:
+        path = directory / name
+        if path.is_file():
+            return path
+    return None
+
+
+def _git_root(start: Path) -> Path | None:
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
