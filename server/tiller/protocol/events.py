@@ -7,7 +7,7 @@ front end translates them into `session/update`s. `WireEvent` is the complete se
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
@@ -23,7 +23,8 @@ from ..agent.types import (
     TurnStartEvent,
 )
 from ..ai.types import ThinkingLevel, ToolCall, WireModel
-from .modes import ApprovalKind, ApprovalMode, ApprovalOptionId, QueueMode, ToolExecutionMode
+from .mcp import McpServerStateEvent
+from .modes import ApprovalKind, ApprovalMode, ApprovalOptionId, ApprovalOptionKind, QueueMode, ToolExecutionMode
 
 
 class QueueUpdateEvent(WireModel):
@@ -45,7 +46,7 @@ class SessionStateEvent(WireModel):
 class ApprovalOption(WireModel):
     option_id: ApprovalOptionId
     name: str
-    kind: ApprovalOptionId
+    kind: ApprovalOptionKind
 
 
 class DiffHunk(WireModel):
@@ -74,6 +75,9 @@ class ApprovalRequestEvent(WireModel):
     # The complete proposed text of the file (edit, write), for a side-by-side diff view.
     new_text: str | None = None
     command: str | None = None
+    # An MCP tool call (kind "mcp"): the server it goes to and the arguments it sends.
+    server: str | None = None
+    arguments: dict[str, Any] | None = None
     options: list[ApprovalOption]
 
 
@@ -121,6 +125,7 @@ WireEvent = Annotated[
         AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
         MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
         QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
+        McpServerStateEvent,
     ],
     Field(discriminator="type"),
 ]
@@ -130,6 +135,7 @@ AnyWireEvent = Union[
     AgentStartEvent, AgentEndEvent, TurnStartEvent, TurnEndEvent, MessageStartEvent, MessageUpdateDelta,
     MessageEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent, ToolExecutionEndEvent,
     QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
+    McpServerStateEvent,
 ]
 
 

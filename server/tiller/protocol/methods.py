@@ -14,6 +14,7 @@ from pydantic import Field
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
 from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
+from .mcp import ListToolsResult, McpServerSpec
 from .modes import ApprovalMode, ApprovalOptionId, QueueMode, StreamingBehavior, ToolExecutionMode
 
 # --- shared pieces ----------------------------------------------------------------------
@@ -74,6 +75,8 @@ class NewSessionParams(WireModel):
     approval_mode: ApprovalMode | None = None
     # How a reply's tool calls run: "parallel" (the default, as pi) or one by one.
     tool_execution: ToolExecutionMode | None = None
+    # MCP servers for this session, besides the config file's and the workspace's .mcp.json.
+    mcp_servers: list[McpServerSpec] | None = None
 
 
 class NewSessionResult(WireModel):
@@ -83,6 +86,11 @@ class NewSessionResult(WireModel):
     cwd: str
     approval_mode: ApprovalMode
     message_count: int = 0
+
+
+class LoadSessionParams(SessionRef):
+    # The session's own MCP servers again (they are not saved with it).
+    mcp_servers: list[McpServerSpec] | None = None
 
 
 class PromptParams(SessionRef):
@@ -227,10 +235,11 @@ METHODS: dict[str, Method] = {
     "agent/setQueueModes": Method(SetQueueModesParams, SessionStateEvent),
     "agent/listModels": Method(ListModelsParams, ListModelsResult),
     "agent/listSessions": Method(ListSessionsParams, ListSessionsResult),
-    "agent/loadSession": Method(SessionRef, NewSessionResult),
+    "agent/loadSession": Method(LoadSessionParams, NewSessionResult),
     "agent/closeSession": Method(SessionRef, Empty),
     "agent/deleteSession": Method(SessionRef, Empty),
     "agent/respondApproval": Method(RespondApprovalParams, Empty),
     "agent/setApprovalMode": Method(SetApprovalModeParams, SessionStateEvent),
     "agent/setToolExecution": Method(SetToolExecutionParams, SessionStateEvent),
+    "agent/listTools": Method(SessionRef, ListToolsResult),
 }

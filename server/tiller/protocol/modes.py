@@ -22,7 +22,11 @@ FEATURES = ["sessions", "steering", "followUp", "abort", "editorContext", "delta
 ApprovalMode = Literal["ask", "acceptEdits", "yolo"]
 APPROVAL_MODES: tuple[ApprovalMode, ...] = get_args(ApprovalMode)
 
-ApprovalOptionId = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+# What an answer does, as ACP's permission option kinds say it.
+ApprovalOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+# The answers: one per kind, and allow_server (an MCP tool call: every tool of that server
+# runs without asking for the rest of the session).
+ApprovalOptionId = Literal["allow_once", "allow_always", "allow_server", "reject_once", "reject_always"]
 APPROVAL_OPTION_IDS: tuple[ApprovalOptionId, ...] = get_args(ApprovalOptionId)
 
 StreamingBehavior = Literal["steer", "followUp"]
@@ -35,6 +39,7 @@ __all__ = [
     "ApprovalKind",
     "ApprovalMode",
     "ApprovalOptionId",
+    "ApprovalOptionKind",
     "QueueMode",
     "StreamingBehavior",
     "ToolExecutionMode",
