@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -15,9 +15,13 @@ from ..agent import Agent
 from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
+from ..mcp.config import project_file, resolve_specs, user_servers
+from ..mcp.manager import McpServerPool
+from ..mcp.trust import ProjectApprovals
 from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
 from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
+from ..protocol.mcp import ListToolsResult, McpServerSpec
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
@@ -25,6 +29,7 @@ from .approvals import Approvals
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
+from .mcp_servers import SessionMcpServers
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
@@ -38,6 +43,9 @@ class Host:
         self.settings = settings or HostSettings()
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
+        # MCP servers run once per process, shared by the sessions that use them.
+        self.mcp_pool = McpServerPool()
+        self._mcp: dict[str, SessionMcpServers] = {}
 
     def configure(self, settings: HostSettings) -> None:
         """The user's choices, once the front end knows them (LSP: at `initialize`)."""
@@ -99,10 +107,14 @@ class Host:
         )
         if params.thinking_level:
             session.agent.set_thinking_level(params.thinking_level)
+        self._start_mcp(session, params.mcp_servers or [])
         return session
 
-    def load(self, session_id: str, *, extra_roots: Iterable[str] = ()) -> Session:
-        """A saved session back in this host, to continue where it left off."""
+    def load(self, session_id: str, *, extra_roots: Iterable[str] = (),
+             mcp_servers: Sequence[McpServerSpec] = ()) -> Session:
+        """A saved session back in this host, to continue where it left off. MCP servers the
+        client passed are not saved (their env and headers may hold tokens): it passes them
+        again."""
         if session_id in self.sessions:
             return self.sessions[session_id]
         if not self.store.exists(session_id):
@@ -126,7 +138,21 @@ class Host:
         session.agent.replace_messages(saved.messages)
         if saved.thinking_level:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
+        self._start_mcp(session, mcp_servers)
         return session
+
+    def _start_mcp(self, session: Session, specs: Sequence[McpServerSpec]) -> None:
+        """The session's MCP servers: the user's, the workspace's .mcp.json, the client's."""
+        servers = SessionMcpServers(self.mcp_pool, session.agent, session.approvals, session.events.emit,
+                                    ProjectApprovals(default_data_dir(configured=self.settings.data_dir)))
+        servers.start(user=user_servers(session.cwd), project=project_file(session.cwd),
+                      session=resolve_specs(list(specs), "session", session.cwd))
+        self._mcp[session.id] = servers
+
+    def list_tools(self, session_id: str) -> ListToolsResult:
+        self.get(session_id)
+        servers = self._mcp[session_id]
+        return ListToolsResult(tools=servers.tool_infos(), mcp_servers=servers.servers())
 
     def _assemble(
         self,
@@ -206,6 +232,9 @@ class Host:
         session = self.get(session_id)
         await session.abort()
         self.sessions.pop(session_id, None)
+        servers = self._mcp.pop(session_id, None)
+        if servers is not None:
+            await servers.close()
 
     async def close_all(self, timeout: float) -> None:
         """Abort every run; give them `timeout` seconds to wind down. Then close the pooled
@@ -216,6 +245,7 @@ class Host:
                 await asyncio.wait_for(asyncio.gather(*aborts, return_exceptions=True), timeout)
             except (TimeoutError, asyncio.CancelledError):
                 pass
+        await self.mcp_pool.stop_all()  # with tiller, its MCP servers stop
         from ..ai.connections import close_clients  # here: httpx stays out of the start-up path
 
         await close_clients()

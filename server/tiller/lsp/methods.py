@@ -17,6 +17,7 @@ from ..ai.types import WireModel
 from ..host import HostError, Session
 from ..protocol.errors import ErrorCode
 from ..protocol.events import SessionStateEvent
+from ..protocol.mcp import ListToolsResult
 from ..protocol.methods import (
     METHODS,
     Empty,
@@ -24,6 +25,7 @@ from ..protocol.methods import (
     ListModelsResult,
     ListSessionsParams,
     ListSessionsResult,
+    LoadSessionParams,
     NewSessionParams,
     NewSessionResult,
     PromptParams,
@@ -108,8 +110,13 @@ async def new_session(ls: TillerLanguageServer, params: NewSessionParams) -> New
     return _opened(session)
 
 
-async def load_session(ls: TillerLanguageServer, params: SessionRef) -> NewSessionResult:
-    return _opened(ls.host.load(params.session_id, extra_roots=ls.workspace_folders()))
+async def load_session(ls: TillerLanguageServer, params: LoadSessionParams) -> NewSessionResult:
+    return _opened(ls.host.load(params.session_id, extra_roots=ls.workspace_folders(),
+                                mcp_servers=params.mcp_servers or []))
+
+
+async def list_tools(ls: TillerLanguageServer, params: SessionRef) -> ListToolsResult:
+    return ls.host.list_tools(params.session_id)
 
 
 async def prompt(ls: TillerLanguageServer, params: PromptParams) -> PromptResult:
@@ -214,4 +221,5 @@ HANDLERS: dict[str, Handler] = {
     "agent/respondApproval": respond_approval,
     "agent/setApprovalMode": set_approval_mode,
     "agent/setToolExecution": set_tool_execution,
+    "agent/listTools": list_tools,
 }
