@@ -18,6 +18,7 @@ from .ai.types import AssistantMessageEvent, Model, StopReason, ThinkingLevel, U
 from .protocol import events as e
 from .protocol import methods as p
 from .protocol.errors import ErrorCode
+from .protocol.mcp import ListToolsResult, McpServerSpec, McpServerStateEvent
 from .protocol.methods import METHODS
 from .protocol.modes import FEATURES, PROTOCOL_VERSION
 
@@ -63,6 +64,10 @@ class TillerWireTypes(BaseModel):
     list_models_result: p.ListModelsResult
     list_sessions_result: p.ListSessionsResult
     empty: p.Empty
+    load_session_params: p.LoadSessionParams
+    list_tools_result: ListToolsResult
+    mcp_server_state_event: McpServerStateEvent
+    mcp_server_spec: McpServerSpec
 
 
 class WireJsonSchema(GenerateJsonSchema):

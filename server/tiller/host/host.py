@@ -7,7 +7,7 @@ import os
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
@@ -16,12 +16,11 @@ from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError
 from ..ai.types import Model
 from ..mcp.config import project_file, resolve_specs, user_servers
-from ..mcp.manager import McpServerPool
 from ..mcp.trust import ProjectApprovals
 from ..persistence.session_files import SavedSession, SessionStore, default_data_dir, session_title
 from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
-from ..protocol.mcp import ListToolsResult, McpServerSpec
+from ..protocol.mcp import ListToolsResult, McpServerSpec, ToolInfo
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
@@ -29,10 +28,13 @@ from .approvals import Approvals
 from .editor import Editor, EditorDocument
 from .errors import HostError
 from .event_channel import EventChannel
-from .mcp_servers import SessionMcpServers
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
+
+if TYPE_CHECKING:  # the MCP SDK takes seconds to import: only sessions with servers load it
+    from ..mcp.manager import McpServerPool
+    from .mcp_servers import SessionMcpServers
 from .system_prompt import system_prompt_for
 
 
@@ -44,7 +46,7 @@ class Host:
         self.sessions: dict[str, Session] = {}
         self._store: SessionStore | None = None
         # MCP servers run once per process, shared by the sessions that use them.
-        self.mcp_pool = McpServerPool()
+        self._mcp_pool: McpServerPool | None = None
         self._mcp: dict[str, SessionMcpServers] = {}
 
     def configure(self, settings: HostSettings) -> None:
@@ -143,16 +145,26 @@ class Host:
 
     def _start_mcp(self, session: Session, specs: Sequence[McpServerSpec]) -> None:
         """The session's MCP servers: the user's, the workspace's .mcp.json, the client's."""
-        servers = SessionMcpServers(self.mcp_pool, session.agent, session.approvals, session.events.emit,
+        user, project = user_servers(session.cwd), project_file(session.cwd)
+        if not (user or project or specs):
+            return
+        from ..mcp.manager import McpServerPool
+        from .mcp_servers import SessionMcpServers
+
+        if self._mcp_pool is None:
+            self._mcp_pool = McpServerPool()
+        servers = SessionMcpServers(self._mcp_pool, session.agent, session.approvals, session.events.emit,
                                     ProjectApprovals(default_data_dir(configured=self.settings.data_dir)))
-        servers.start(user=user_servers(session.cwd), project=project_file(session.cwd),
-                      session=resolve_specs(list(specs), "session", session.cwd))
+        servers.start(user=user, project=project, session=resolve_specs(list(specs), "session", session.cwd))
         self._mcp[session.id] = servers
 
     def list_tools(self, session_id: str) -> ListToolsResult:
-        self.get(session_id)
-        servers = self._mcp[session_id]
-        return ListToolsResult(tools=servers.tool_infos(), mcp_servers=servers.servers())
+        """The tools the model may call now, and the state of each of the session's MCP servers."""
+        session = self.get(session_id)
+        servers = self._mcp.get(session_id)
+        tools = [ToolInfo(name=tool.name, description=tool.description, read_only=tool.read_only,
+                          server=getattr(tool, "server", None)) for tool in session.agent.state.tools]
+        return ListToolsResult(tools=tools, mcp_servers=servers.servers() if servers is not None else [])
 
     def _assemble(
         self,
@@ -245,7 +257,8 @@ class Host:
                 await asyncio.wait_for(asyncio.gather(*aborts, return_exceptions=True), timeout)
             except (TimeoutError, asyncio.CancelledError):
                 pass
-        await self.mcp_pool.stop_all()  # with tiller, its MCP servers stop
+        if self._mcp_pool is not None:
+            await self._mcp_pool.stop_all()  # with tiller, its MCP servers stop
         from ..ai.connections import close_clients  # here: httpx stays out of the start-up path
 
         await close_clients()

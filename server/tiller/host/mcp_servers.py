@@ -40,7 +40,6 @@ from ..protocol.mcp import (
     McpServerStateEvent,
     McpToolInfo,
     McpTransport,
-    ToolInfo,
 )
 from ..tools.aborts import ToolAborted, unless_aborted
 from ..tools.ports import ApprovalRequest
@@ -227,7 +226,7 @@ class SessionMcpServers:
     def _sync_agent_tools(self) -> None:
         tools = self._agent.state.tools
         # In place: a running loop holds this very list, and sees the change at its next call.
-        tools[:] = [tool for tool in tools if not isinstance(tool, McpTool)] + self.tools()
+        tools[:] = [*(tool for tool in tools if not isinstance(tool, McpTool)), *self.tools()]
 
     def tools(self) -> list[McpTool]:
         return [tool for server in self._servers.values() for tool in server.tools]
@@ -243,11 +242,6 @@ class SessionMcpServers:
 
     def servers(self) -> list[McpServerInfo]:
         return [self._info(server) for server in self._servers.values()]
-
-    def tool_infos(self) -> list[ToolInfo]:
-        return [ToolInfo(name=tool.name, description=tool.description, read_only=tool.read_only,
-                         server=tool.server if isinstance(tool, McpTool) else None)
-                for tool in self._agent.state.tools]
 
     async def close(self) -> None:
         """The session ends: its servers are let go (and stopped if no other session uses them)."""

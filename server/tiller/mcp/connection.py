@@ -23,9 +23,10 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import anyio
+from pydantic import ValidationError
+
 from mcp import Client, MCPError
 from mcp import types as mcp_types
-from pydantic import ValidationError
 
 from .. import __version__
 from ..ai.abort import AbortSignal
@@ -160,7 +161,9 @@ class McpConnection:
                 watcher = asyncio.get_running_loop().create_task(self._watch_exit(stderr, generation))
             async with AsyncExitStack() as stack:
                 try:
-                    with anyio.fail_after(config.startup_timeout):
+                    # asyncio's timeout, not anyio's cancel scope: the client's task group,
+                    # entered inside it, outlives it.
+                    async with asyncio.timeout(config.startup_timeout):
                         client = await stack.enter_async_context(Client(
                             open_transport(config, stderr.writer if stderr else None), cache=None,
                             client_info=mcp_types.Implementation(name="tiller", version=__version__),
@@ -172,9 +175,10 @@ class McpConnection:
                         stderr.release_writer()  # the process has its copy: its end is the pipe's end
                 self._client, self.tools, ready = client, tools, True
                 self._set("ready", None)
-                stop = asyncio.ensure_future(self._stop.wait())
+                stop: asyncio.Future[Any] = asyncio.ensure_future(self._stop.wait())
+                waiting: set[asyncio.Future[Any]] = {stop, lost}
                 try:
-                    await asyncio.wait({stop, lost}, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     stop.cancel()
                 self._client = None
@@ -219,9 +223,9 @@ class McpConnection:
         generation = self._generation
         progressed = asyncio.Event()
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
             progressed.set()
-            on_progress(value, total, message)
+            on_progress(progress, total, message)
 
         call = asyncio.ensure_future(client.call_tool(tool, arguments, progress_callback=progress))
         try:

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 from collections import deque
-from typing import IO
+from typing import TextIO
 
 TAIL_LINES = 12
 MAX_LINE = 2000  # characters of one line kept or logged
@@ -24,7 +24,7 @@ class ServerStderr:
         self._log = logging.getLogger(f"tiller.mcp.{server}")
         read_fd, write_fd = os.pipe()
         # Handed to the process as its stderr; ours is closed once the process has its copy.
-        self.writer: IO[str] = os.fdopen(write_fd, "w")
+        self.writer: TextIO = os.fdopen(write_fd, "w")
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
         self._tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._partial = b""

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import IO
+from typing import TextIO
 
+from mcp.client._transport import Transport, TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client._transport import Transport, TransportStreams
 
 # The SDK's own factory for its HTTP clients (its default timeouts: 30 s, 300 s for a
 # response stream); the SDK's ClientSessionGroup builds header-carrying clients the same way.
@@ -19,7 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from .config import McpServerConfig
 
 
-def open_transport(config: McpServerConfig, stderr: IO[str] | None) -> Transport:
+def open_transport(config: McpServerConfig, stderr: TextIO | None) -> Transport:
     if config.transport == "stdio":
         assert config.command is not None and stderr is not None
         # The process gets the SDK's minimal environment (PATH, HOME, USER, SHELL, TERM,

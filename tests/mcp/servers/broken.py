@@ -5,9 +5,10 @@ structured content its own output schema refuses; `ping` works."""
 from __future__ import annotations
 
 import anyio
-from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+
+from mcp import types
 
 TOOLS = [
     types.Tool(name="ping", description="Answers pong.", input_schema={"type": "object", "properties": {}}),

@@ -18,9 +18,10 @@ import socket
 import sys
 from pathlib import Path
 
-from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+
+from mcp import types
 
 WORK = Path(os.environ.get("TOOLBOX_DIR", "."))
 # One transparent pixel.

@@ -43,6 +43,10 @@ export interface TillerWireTypes {
   list_models_result: ListModelsResult;
   list_sessions_params: ListSessionsParams;
   list_sessions_result: ListSessionsResult;
+  list_tools_result: ListToolsResult;
+  load_session_params: LoadSessionParams;
+  mcp_server_spec: McpServerSpec;
+  mcp_server_state_event: McpServerStateEvent;
   message_update_on_the_wire: MessageUpdateDelta;
   model: Model;
   new_session_params: NewSessionParams;
@@ -80,7 +84,8 @@ export interface TillerWireTypes {
     | SessionStateEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
-    | PersistenceErrorEvent;
+    | PersistenceErrorEvent
+    | McpServerStateEvent;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -429,13 +434,17 @@ export interface ToolExecutionEndEvent {
  */
 export interface ApprovalRequestEvent {
   approvalId: string;
+  arguments?: {
+    [k: string]: unknown;
+  } | null;
   command?: string | null;
   diff?: string | null;
   hunks?: DiffHunk[] | null;
-  kind: "edit" | "write" | "execute";
+  kind: "edit" | "write" | "execute" | "mcp";
   newText?: string | null;
   options: ApprovalOption[];
   path?: string | null;
+  server?: string | null;
   title: string;
   toolCallId: string;
   toolName: string;
@@ -463,7 +472,7 @@ export interface DiffHunk {
 export interface ApprovalOption {
   kind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
   name: string;
-  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  optionId: "allow_once" | "allow_always" | "allow_server" | "reject_once" | "reject_always";
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -472,7 +481,7 @@ export interface ApprovalOption {
 export interface ApprovalResolvedEvent {
   acceptedHunks?: string[] | null;
   approvalId: string;
-  optionId?: ("allow_once" | "allow_always" | "reject_once" | "reject_always") | null;
+  optionId?: ("allow_once" | "allow_always" | "allow_server" | "reject_once" | "reject_always") | null;
   outcome: "selected" | "cancelled";
   toolCallId: string;
   type: "approval_resolved";
@@ -506,7 +515,8 @@ export interface EventNotification {
     | SessionStateEvent
     | ApprovalRequestEvent
     | ApprovalResolvedEvent
-    | PersistenceErrorEvent;
+    | PersistenceErrorEvent
+    | McpServerStateEvent;
   seq: number;
   sessionId: string;
 }
@@ -573,6 +583,40 @@ export interface SessionStateEvent {
 export interface PersistenceErrorEvent {
   message: string;
   type: "persistence_error";
+}
+/**
+ * One of the session's MCP servers changed: it started, failed, crashed and is being
+ * restarted, or its tools changed.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerStateEvent".
+ */
+export interface McpServerStateEvent {
+  server: McpServerInfo;
+  type: "mcp_server_state";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerInfo".
+ */
+export interface McpServerInfo {
+  message?: string | null;
+  name: string;
+  source: "config" | "project" | "session";
+  state: "pending" | "starting" | "ready" | "restarting" | "failed" | "disabled";
+  tools: McpToolInfo[];
+  transport: "stdio" | "http" | "sse";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpToolInfo".
+ */
+export interface McpToolInfo {
+  description: string;
+  name: string;
+  readOnly: boolean;
+  title?: string | null;
+  tool: string;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -653,6 +697,58 @@ export interface SessionSummary {
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListToolsResult".
+ */
+export interface ListToolsResult {
+  mcpServers: McpServerInfo[];
+  tools: ToolInfo[];
+}
+/**
+ * A tool the model may call now.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolInfo".
+ */
+export interface ToolInfo {
+  description: string;
+  name: string;
+  readOnly: boolean;
+  server?: string | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "LoadSessionParams".
+ */
+export interface LoadSessionParams {
+  mcpServers?: McpServerSpec[] | null;
+  sessionId: string;
+}
+/**
+ * One MCP server: a command to run (stdio) or a URL to connect to (http, sse).
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerSpec".
+ */
+export interface McpServerSpec {
+  args?: string[] | null;
+  autoApprove?: string[] | null;
+  command?: string | null;
+  cwd?: string | null;
+  disabled?: boolean | null;
+  env?: {
+    [k: string]: string;
+  } | null;
+  headers?: {
+    [k: string]: string;
+  } | null;
+  name: string;
+  startupTimeoutMs?: number | null;
+  timeoutMs?: number | null;
+  type?: ("stdio" | "http" | "sse") | null;
+  url?: string | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "Model".
  */
 export interface Model {
@@ -699,6 +795,7 @@ export interface OpenAICompat {
 export interface NewSessionParams {
   approvalMode?: ("ask" | "acceptEdits" | "yolo") | null;
   cwd?: string | null;
+  mcpServers?: McpServerSpec[] | null;
   model?: string | null;
   systemPrompt?: string | null;
   thinkingLevel?: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh") | null;
@@ -789,7 +886,7 @@ export interface RespondApprovalParams {
   acceptedHunks?: string[] | null;
   approvalId: string;
   message?: string | null;
-  optionId: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+  optionId: "allow_once" | "allow_always" | "allow_server" | "reject_once" | "reject_always";
   sessionId: string;
 }
 /**
@@ -915,8 +1012,12 @@ export const METHODS = {
     "params": "ListSessionsParams",
     "result": "ListSessionsResult"
   },
-  "agent/loadSession": {
+  "agent/listTools": {
     "params": "SessionRef",
+    "result": "ListToolsResult"
+  },
+  "agent/loadSession": {
+    "params": "LoadSessionParams",
     "result": "NewSessionResult"
   },
   "agent/newSession": {
