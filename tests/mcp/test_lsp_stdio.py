@@ -4,8 +4,10 @@ that calls its tools, approvals through the editor."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import sys
 
 from tests.server.harness import (
     editor_capabilities,
@@ -17,7 +19,7 @@ from tests.server.harness import (
 )
 from tests.support.sse_server import Reply, SSEServer
 
-from .conftest import toolbox
+from .conftest import SERVERS, toolbox
 
 APPROVALS = editor_capabilities(approvals=True)
 
@@ -82,3 +84,106 @@ def _reaped_soon(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def _server_state(name: str, state: str):
+    def match(params) -> bool:
+        event = params["event"]
+        return event["type"] == "mcp_server_state" and event["server"]["name"] == name \
+            and event["server"]["state"] == state
+    return match
+
+
+async def test_a_rejected_call_never_reaches_the_server_and_the_model_hears_why(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("call_1", "toolbox__note", {"name": "n.txt", "text": "x"})),
+                    Reply(chunks=openai_text("OK.")))
+        client = await start_tiller(env=openai_env(model), capabilities=APPROVALS)
+        session = await client.new_session(model="openai/test-model", mcpServers=[toolbox(work)])
+        prompt = client.prompt(session, "write a note")
+        approval = await client.wait_approval(session)
+        await client.respond(session, approval["approvalId"], "reject_once", "not now")
+        answer = await prompt.result()
+    result = tool_results(answer)["call_1"]
+    assert result["isError"] is True and result_text(result) == "The user rejected this tool call: not now"
+    assert not (work / "n.txt").exists()
+
+
+async def test_progress_streams_as_tool_updates_and_content_maps_into_the_result(start_tiller, workspace, tmp_path):
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__count", {"to": 3})),
+                    Reply(chunks=openai_tool_call("c2", "toolbox__picture", {})),
+                    Reply(chunks=openai_tool_call("c3", "toolbox__document", {})),
+                    Reply(chunks=openai_tool_call("c4", "toolbox__fail", {"reason": "no disk"})),
+                    Reply(chunks=openai_text("Done.")))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo",
+                                           mcpServers=[toolbox(tmp_path / "toolbox")])
+        answer = await client.prompt(session, "count").result()
+    updates = [result_text(e["partialResult"]) for e in client.events_of(session, "tool_execution_update")
+               if e["toolCallId"] == "c1"]
+    assert updates == ["step 1 (1/3)", "step 2 (2/3)", "step 3 (3/3)"]
+    results = tool_results(answer)
+    assert result_text(results["c1"]) == "counted to 3"
+    assert [block["type"] for block in results["c2"]["content"]] == ["text", "image"]
+    assert results["c2"]["content"][1]["mimeType"] == "image/png"
+    assert "[resource <memo://one>]\nthe memo's text" in result_text(results["c3"])
+    assert "https://example.com/manual" in result_text(results["c3"])
+    assert results["c4"]["isError"] is True and "cannot do it: no disk" in result_text(results["c4"])
+
+
+async def test_a_server_that_cannot_start_leaves_the_session_working(start_tiller, workspace, tmp_path):
+    broken = {"name": "broken", "command": sys.executable, "args": [str(SERVERS / "broken.py")]}
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "broken__garbage", {})), Reply(chunks=openai_text("Hi.")))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo", mcpServers=[
+            {"name": "nope", "command": str(tmp_path / "no-such-server")}, broken])
+        answer = await client.prompt(session, "hello").result()
+        listed = await client.request("agent/listTools", {"sessionId": session})
+    servers = {server["name"]: server for server in listed["mcpServers"]}
+    assert servers["nope"]["state"] == "failed" and "command not found" in servers["nope"]["message"]
+    # A tool whose schema is invalid is left out and said so; the others are offered.
+    assert servers["broken"]["state"] == "ready" and "bad_schema" in servers["broken"]["message"]
+    offered = {tool["function"]["name"] for tool in model.requests[0].json["tools"]}
+    assert {"read", "bash", "broken__ping", "broken__garbage"} <= offered and "broken__bad_schema" not in offered
+    garbage = tool_results(answer)["c1"]
+    # The SDK checks a result against the tool's output schema: the model hears what was wrong.
+    assert garbage["isError"] is True and "Invalid structured content returned by tool garbage" in result_text(garbage)
+    assert answer["stopReason"] == "stop"
+
+
+async def test_a_crash_mid_call_fails_the_call_and_the_server_is_started_again(start_tiller, workspace, tmp_path):
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__crash", {})), Reply(chunks=openai_text("Hm.")))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo",
+                                           mcpServers=[toolbox(tmp_path / "toolbox")])
+        answer = await client.prompt(session, "crash").result()
+        restarting = await client.wait_event(_server_state("toolbox", "restarting"))
+        ready = _server_state("toolbox", "ready")
+        await client.wait_event(lambda p: p["seq"] > restarting["seq"] and ready(p))
+    crash = tool_results(answer)["c1"]
+    assert crash["isError"] is True and "stopped while running crash" in result_text(crash)
+    assert len(list((tmp_path / "toolbox").glob("started-*"))) == 2
+
+
+async def test_agent_abort_cancels_a_hung_call_on_the_server(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__hang", {})))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo", mcpServers=[toolbox(work)])
+        prompt = client.prompt(session, "hang")
+        await client.wait_event(lambda p: p["event"]["type"] == "tool_execution_start")
+        while not (work / "hanging").exists():
+            await asyncio.sleep(0.05)
+        assert await client.request("agent/abort", {"sessionId": session}) == {}
+        answer = await prompt.result()
+        for _ in range(100):
+            if (work / "cancelled").exists():
+                break
+            await asyncio.sleep(0.05)
+    assert answer["stopReason"] == "aborted"
+    assert (work / "cancelled").exists(), "the server was not told the call was cancelled"
