@@ -192,9 +192,9 @@ class SessionMcpServers:
     # --- following the servers ----------------------------------------------------------
 
     def _changed(self, server: _Server) -> None:
-        if self._closed:
-            return
         connection = server.connection
+        if self._closed or (connection is not None and connection.state == "stopped"):
+            return  # stopped: tiller is shutting down, no session is left to hear it
         if connection is not None and connection.state == "ready" and server.listed is not connection.tools:
             self._offer(server, connection)
         elif connection is not None and connection.state in ("failed", "stopped"):
