@@ -187,3 +187,21 @@ async def test_agent_abort_cancels_a_hung_call_on_the_server(start_tiller, works
             await asyncio.sleep(0.05)
     assert answer["stopReason"] == "aborted"
     assert (work / "cancelled").exists(), "the server was not told the call was cancelled"
+
+
+async def test_a_call_silent_past_the_servers_timeout_fails_and_is_cancelled(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__hang", {})), Reply(chunks=openai_text("Hm.")))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo",
+                                           mcpServers=[toolbox(work, timeoutMs=700)])
+        answer = await client.prompt(session, "hang").result()
+        for _ in range(100):
+            if (work / "cancelled").exists():
+                break
+            await asyncio.sleep(0.05)
+    result = tool_results(answer)["c1"]
+    assert result["isError"] is True and "did not answer hang within 0.7 s" in result_text(result)
+    assert (work / "cancelled").exists()
+    assert answer["stopReason"] == "stop"
