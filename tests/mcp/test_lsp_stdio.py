@@ -205,3 +205,17 @@ async def test_a_call_silent_past_the_servers_timeout_fails_and_is_cancelled(sta
     assert result["isError"] is True and "did not answer hang within 0.7 s" in result_text(result)
     assert (work / "cancelled").exists()
     assert answer["stopReason"] == "stop"
+
+
+async def test_a_loaded_session_gets_the_servers_the_client_passes_again(start_tiller, workspace, tmp_path):
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_text("One.")), Reply(chunks=openai_text("Two.")))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model")
+        await client.prompt(session, "one").result()
+        await client.request("agent/closeSession", {"sessionId": session})
+        await client.request("agent/loadSession", {"sessionId": session,
+                                                    "mcpServers": [toolbox(tmp_path / "toolbox")]})
+        await client.prompt(session, "two").result()
+    assert not any("__" in tool["function"]["name"] for tool in model.requests[0].json["tools"])
+    assert "toolbox__echo" in {tool["function"]["name"] for tool in model.requests[1].json["tools"]}
