@@ -19,6 +19,7 @@ from .protocol import context as c
 from .protocol import events as e
 from .protocol import methods as p
 from .protocol.errors import ErrorCode
+from .protocol.mcp import ListToolsResult, McpServerSpec, McpServerStateEvent
 from .protocol.methods import METHODS
 from .protocol.modes import FEATURES, PROTOCOL_VERSION
 
@@ -85,6 +86,10 @@ class TillerWireTypes(BaseModel):
     compact_params: p.CompactParams
     undo_compaction_result: p.UndoCompactionResult
     set_compaction_params: p.SetCompactionParams
+    load_session_params: p.LoadSessionParams
+    list_tools_result: ListToolsResult
+    mcp_server_state_event: McpServerStateEvent
+    mcp_server_spec: McpServerSpec
 
 
 class WireJsonSchema(GenerateJsonSchema):

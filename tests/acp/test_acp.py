@@ -58,7 +58,7 @@ async def test_initialize_says_what_tiller_offers(tmp_path, llm, workspace):
     capabilities = answer.agent_capabilities
     assert capabilities.load_session is True
     assert capabilities.prompt_capabilities.image and capabilities.prompt_capabilities.embedded_context
-    assert not capabilities.mcp_capabilities.http and not capabilities.mcp_capabilities.sse  # not yet
+    assert capabilities.mcp_capabilities.http and capabilities.mcp_capabilities.sse
     assert capabilities.session_capabilities.list is not None
     assert answer.auth_methods == []
     assert answer.field_meta == {"steering": {"supported": True}}

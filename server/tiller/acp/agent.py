@@ -59,6 +59,7 @@ from ..protocol.methods import EditorContext, NewSessionParams, PromptResult
 from . import session_options
 from .editor import AcpEditor
 from .errors import host_errors_as_acp, invalid_params
+from .mcp_servers import mcp_specs
 from .session_stream import SessionStream
 from .updates import history_updates
 
@@ -93,8 +94,8 @@ class TillerAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
-                # MCP servers passed in session/new are not connected yet: say so.
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                # Servers passed in session/new: stdio always; streamable HTTP and SSE too.
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities(),
                                                          resume=SessionResumeCapabilities(),
                                                          close=SessionCloseCapabilities()),
@@ -111,10 +112,9 @@ class TillerAgent:
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        _warn_mcp(mcp_servers)
         with host_errors_as_acp():
-            session = self.host.create(NewSessionParams(cwd=_absolute(cwd)), default_cwd=cwd,
-                                       extra_roots=additional_directories or [])
+            session = self.host.create(NewSessionParams(cwd=_absolute(cwd), mcp_servers=mcp_specs(mcp_servers)),
+                                       default_cwd=cwd, extra_roots=additional_directories or [])
         self._attach(session)
         return NewSessionResponse(session_id=session.id, modes=session_options.modes(session),
                                   config_options=session_options.config_options(self.host, session))
@@ -227,9 +227,9 @@ class TillerAgent:
 
     async def _open(self, session_id: str, additional_directories: list[str] | None,
                     mcp_servers: list[Any] | None) -> Session:
-        _warn_mcp(mcp_servers)
         with host_errors_as_acp():
-            session = await self.host.load(session_id, extra_roots=additional_directories or [])
+            session = await self.host.load(session_id, extra_roots=additional_directories or [],
+                                           mcp_servers=mcp_specs(mcp_servers))
         self._attach(session)
         return session
 
@@ -252,12 +252,6 @@ def _absolute(cwd: str) -> str:
     if not cwd.startswith("/"):
         raise invalid_params(f"cwd must be an absolute path, got {cwd!r}")
     return cwd
-
-
-def _warn_mcp(servers: list[Any] | None) -> None:
-    if servers:
-        names = ", ".join(str(getattr(s, "name", "?")) for s in servers)
-        logger.warning("MCP servers are not supported yet; not connecting %s", names)
 
 
 def _prompt_parts(blocks: list[PromptBlock]) -> tuple[str, list[ImageContent], list[EditorContext]]:

@@ -11,7 +11,9 @@ update of its turn was sent, as ACP requires.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from typing import Any
 
 from acp import RequestError
 from acp.interfaces import Client
@@ -100,7 +102,9 @@ class SessionStream:
         session = self._session
         request = self._proposals.get(asked.tool_call_id)
         content: list[ToolContent] = (
-            change_content(request) if asked.kind != "execute" else [text_content(f"$ {asked.command}")]
+            [text_content(f"$ {asked.command}")] if asked.kind == "execute"
+            else [text_content(json.dumps(asked.arguments or {}, ensure_ascii=False, indent=2))] if asked.kind == "mcp"
+            else change_content(request)
         )
         view = describe_tool_call(asked.tool_name, _args_of(asked), session.cwd)
         tool_call = ToolCallUpdate(tool_call_id=asked.tool_call_id, title=asked.title, kind=view.kind,
@@ -135,7 +139,9 @@ class SessionStream:
             pass  # already resolved (the turn was cancelled meanwhile)
 
 
-def _args_of(asked: ApprovalRequestEvent) -> dict[str, str]:
+def _args_of(asked: ApprovalRequestEvent) -> dict[str, Any]:
     """The tool arguments an approval is about, as far as the view of a tool call needs them."""
+    if asked.kind == "mcp":
+        return asked.arguments or {}
     return {"path": asked.path} if asked.path else {"command": asked.command or ""}
 

@@ -64,6 +64,9 @@ class ToolCallView:
 def describe_tool_call(name: str, args: dict[str, Any], cwd: str) -> ToolCallView:
     path = args.get("path")
     kind = TOOL_KINDS.get(name, "other")
+    server, separator, tool = name.partition("__")
+    if separator:  # an MCP server's tool: `<server>__<tool>`
+        return ToolCallView(f"{server}: {tool}", kind, None)
     if name == "bash":
         command = str(args.get("command", "")).strip().splitlines()
         return ToolCallView(f"Run {command[0][:80]}" if command else "Run a command", kind, None)

@@ -62,6 +62,9 @@ class AgentTool:
     label: str = ""
     description: str = ""
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    # The tool only looks (read, grep, find, ls; an MCP tool its server marks read-only):
+    # what a read-only mode may let run.
+    read_only: bool = False
 
     async def execute(
         self,

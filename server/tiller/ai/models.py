@@ -58,6 +58,7 @@ __all__ = [
     "ModelListing",
     "ModelPage",
     "builtin_model",
+    "config_file_path",
 ]
 
 
@@ -91,7 +92,7 @@ class ModelCatalog:
         named explicitly (argument or `$TILLER_CONFIG`) and does not exist.
         """
         env = dict(os.environ if env is None else env)
-        path, explicit = _config_path(env, config_path)
+        path, explicit = config_file_path(env, config_path)
         config = read_config(path) if path.exists() or explicit else UserConfig()
         return cls(config, env=env)
 
@@ -307,11 +308,12 @@ def _own_provider(name: str) -> Provider:
 
 def config_file(env: Mapping[str, str] | None = None) -> Path:
     """Where the user's models.toml is (or would be)."""
-    return _config_path(os.environ if env is None else env, None)[0]
+    return config_file_path(os.environ if env is None else env, None)[0]
 
 
-def _config_path(env: Mapping[str, str], override: str | os.PathLike[str] | None) -> tuple[Path, bool]:
-    """The config file to read and whether the user named it (so it must exist)."""
+def config_file_path(env: Mapping[str, str], override: str | os.PathLike[str] | None = None) -> tuple[Path, bool]:
+    """The config file to read and whether the user named it (so it must exist). The MCP
+    servers' tables live in the same file (`tiller.mcp.config`)."""
     if override is not None:
         return Path(override), True
     if named := env.get("TILLER_CONFIG", "").strip():

@@ -53,10 +53,14 @@ class Pending:
     answer: asyncio.Future[Answer]
 
 
-def approval_options(tool_name: str) -> list[ApprovalOption]:
+def approval_options(tool_name: str, server: str | None = None) -> list[ApprovalOption]:
+    """The answers to an approval; an MCP tool call (`server`) may also allow its whole server."""
+    every_tool = ([ApprovalOption(option_id="allow_server", name=f"Always allow every {server} tool in this session",
+                                  kind="allow_always")] if server else [])
     return [
         ApprovalOption(option_id="allow_once", name="Allow once", kind="allow_once"),
         ApprovalOption(option_id="allow_always", name=f"Always allow {tool_name} in this session", kind="allow_always"),
+        *every_tool,
         ApprovalOption(option_id="reject_once", name="Reject", kind="reject_once"),
         ApprovalOption(option_id="reject_always", name=f"Always reject {tool_name} in this session",
                        kind="reject_always"),
@@ -64,7 +68,7 @@ def approval_options(tool_name: str) -> list[ApprovalOption]:
 
 
 def rejection_text(request: ApprovalRequest, message: str | None = None) -> str:
-    noun = "command" if request.kind == "execute" else "edit"
+    noun = {"execute": "command", "mcp": "tool call"}.get(request.kind, "edit")
     text = f"The user rejected this {noun}"
     return f"{text}: {message.strip()}" if message and message.strip() else f"{text}."
 
@@ -73,6 +77,8 @@ def _answer(request: ApprovalRequest, option_id: ApprovalOptionId, message: str 
             accepted_hunks: list[str] | None) -> Answer:
     """The user's answer, checked; a bad `acceptedHunks` is an error and the approval stays
     pending, so the client can answer again."""
+    if option_id == "allow_server" and request.server is None:
+        raise HostError(ErrorCode.INVALID_PARAMS, "allow_server answers only an MCP tool call's approval")
     if accepted_hunks is None:
         return Answer(option_id, message)
     ids = [hunk.id for hunk in request.hunks]
@@ -113,6 +119,7 @@ class Approvals:
         # Awaited before any change may happen (the turn's checkpoint must be taken first).
         self.before_change = before_change
         self.always_allowed: set[str] = set()
+        self.always_allowed_servers: set[str] = set()  # MCP servers whose every tool may run
         self.always_rejected: set[str] = set()
         self.pending: dict[str, Pending] = {}
         # What each running tool call proposed to do (its diff, its command), asked or not,
@@ -164,10 +171,12 @@ class Approvals:
     def _allowed_without_asking(self, request: ApprovalRequest) -> bool:
         if self.mode == "yolo" or request.tool_name in self.always_allowed:
             return True
+        if request.server is not None and request.server in self.always_allowed_servers:
+            return True
         return self.mode == "acceptEdits" and request.kind in ("edit", "write")
 
     async def _ask(self, request: ApprovalRequest, decision: Decision | None) -> HunkSelection | None:
-        options = approval_options(request.tool_name)
+        options = approval_options(request.tool_name, request.server)
         if decision is not None and self.policy is not None:
             options = self.policy.approval_options(decision)
         event = ApprovalRequestEvent(
@@ -183,6 +192,8 @@ class Approvals:
             new_text=request.new_text,
             command=request.command,
             reason=decision.message if decision is not None else None,
+            server=request.server,
+            arguments=request.arguments,
             options=options,
         )
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
@@ -203,6 +214,8 @@ class Approvals:
             self.policy.save(chosen.rule)
         elif option_id == "allow_always":
             self.always_allowed.add(request.tool_name)
+        elif option_id == "allow_server" and request.server is not None:
+            self.always_allowed_servers.add(request.server)
         elif option_id == "reject_always":
             self.always_rejected.add(request.tool_name)
         if option_id.startswith("reject"):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -16,6 +16,8 @@ from ..agent.types import ToolExecutionMode
 from ..ai.models import ModelCatalog, ModelError, config_file
 from ..ai.types import Model
 from ..environment import looks_like_a_credential, mark_provider_keys, withheld
+from ..mcp.config import project_file, resolve_specs, user_servers
+from ..mcp.trust import ProjectApprovals
 from ..persistence.long_lived import long_lived_objects
 from ..persistence.session_files import (
     SavedSession,
@@ -27,6 +29,7 @@ from ..persistence.session_index import SessionIndex
 from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
 from ..protocol.jsonrpc import clip
+from ..protocol.mcp import ListToolsResult, McpServerSpec, ToolInfo
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import APPROVAL_MODES, APPROVAL_WIDTH, ApprovalMode
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
@@ -43,6 +46,10 @@ from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
 from .shadow_git import ShadowRepo
+
+if TYPE_CHECKING:  # the MCP SDK takes seconds to import: only sessions with servers load it
+    from ..mcp.manager import McpServerPool
+    from .mcp_servers import SessionMcpServers
 from .system_prompt import system_prompt_for
 from .tool_guard import GuardedTool, Redactor
 
@@ -56,6 +63,9 @@ class Host:
         self._store: SessionStore | None = None
         self._redactor: Redactor | None = None
         self._shadow_repos: dict[str, ShadowRepo] = {}  # by workspace: its checkpoints
+        # MCP servers run once per process, shared by the sessions that use them.
+        self._mcp_pool: McpServerPool | None = None
+        self._mcp: dict[str, SessionMcpServers] = {}
 
     def configure(self, settings: HostSettings) -> None:
         """The user's choices, once the front end knows them (LSP: at `initialize`)."""
@@ -129,11 +139,14 @@ class Host:
         )
         if params.thinking_level:
             session.agent.set_thinking_level(params.thinking_level)
+        self._start_mcp(session, params.mcp_servers or [])
         return session
 
-    async def load(self, session_id: str, *, extra_roots: Iterable[str] = ()) -> Session:
+    async def load(self, session_id: str, *, extra_roots: Iterable[str] = (),
+                   mcp_servers: Sequence[McpServerSpec] = ()) -> Session:
         """A saved session back in this host, to continue where it left off. The file is
-        read in a worker thread: other sessions stream on meanwhile."""
+        read in a worker thread: other sessions stream on meanwhile. MCP servers the client
+        passed are not saved (their env and headers may hold tokens): it passes them again."""
         if session_id in self.sessions:
             return self.sessions[session_id]
         if not self.store.exists(session_id):
@@ -163,11 +176,35 @@ class Host:
         session.recorder.adopt(saved.messages, saved.conversation, len(saved.records))
         if saved.thinking_level:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
+        self._start_mcp(session, mcp_servers)
         return session
 
     def _read_saved(self, session_id: str) -> SavedSession:
         with long_lived_objects():  # no full garbage collection pausing every session meanwhile
             return self.store.load(session_id)
+
+    def _start_mcp(self, session: Session, specs: Sequence[McpServerSpec]) -> None:
+        """The session's MCP servers: the user's, the workspace's .mcp.json, the client's."""
+        user, project = user_servers(session.cwd), project_file(session.cwd)
+        if not (user or project or specs):
+            return
+        from ..mcp.manager import McpServerPool
+        from .mcp_servers import SessionMcpServers
+
+        if self._mcp_pool is None:
+            self._mcp_pool = McpServerPool()
+        servers = SessionMcpServers(self._mcp_pool, session.agent, session.approvals, session.events.emit,
+                                    ProjectApprovals(default_data_dir(configured=self.settings.data_dir)))
+        servers.start(user=user, project=project, session=resolve_specs(list(specs), "session", session.cwd))
+        self._mcp[session.id] = servers
+
+    def list_tools(self, session_id: str) -> ListToolsResult:
+        """The tools the model may call now, and the state of each of the session's MCP servers."""
+        session = self.get(session_id)
+        servers = self._mcp.get(session_id)
+        tools = [ToolInfo(name=tool.name, description=tool.description, read_only=tool.read_only,
+                          server=getattr(tool, "server", None)) for tool in session.agent.state.tools]
+        return ListToolsResult(tools=tools, mcp_servers=servers.servers() if servers is not None else [])
 
     def _assemble(
         self,
@@ -273,6 +310,9 @@ class Host:
         session = self.get(session_id)
         await session.abort()
         self.sessions.pop(session_id, None)
+        servers = self._mcp.pop(session_id, None)
+        if servers is not None:
+            await servers.close()
 
     async def close_all(self, timeout: float) -> None:
         """Abort every run; give them `timeout` seconds to wind down. Then close the pooled
@@ -283,6 +323,8 @@ class Host:
                 await asyncio.wait_for(asyncio.gather(*aborts, return_exceptions=True), timeout)
             except (TimeoutError, asyncio.CancelledError):
                 pass
+        if self._mcp_pool is not None:
+            await self._mcp_pool.stop_all()  # with tiller, its MCP servers stop
         from ..ai.connections import close_clients  # here: httpx stays out of the start-up path
 
         await close_clients()

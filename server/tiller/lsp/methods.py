@@ -19,6 +19,7 @@ from ..protocol.context import CompactionInfo, CompactionSettings
 from ..protocol.errors import ErrorCode
 from ..protocol.events import SessionStateEvent
 from ..protocol.jsonrpc import clip_message
+from ..protocol.mcp import ListToolsResult
 from ..protocol.methods import (
     METHODS,
     CompactParams,
@@ -28,6 +29,7 @@ from ..protocol.methods import (
     ListModelsResult,
     ListSessionsParams,
     ListSessionsResult,
+    LoadSessionParams,
     NewSessionParams,
     NewSessionResult,
     PromptParams,
@@ -111,8 +113,13 @@ async def new_session(ls: TillerLanguageServer, params: NewSessionParams) -> New
     return _opened(session)
 
 
-async def load_session(ls: TillerLanguageServer, params: SessionRef) -> NewSessionResult:
-    return _opened(await ls.host.load(params.session_id, extra_roots=ls.workspace_folders()))
+async def load_session(ls: TillerLanguageServer, params: LoadSessionParams) -> NewSessionResult:
+    return _opened(await ls.host.load(params.session_id, extra_roots=ls.workspace_folders(),
+                                      mcp_servers=params.mcp_servers or []))
+
+
+async def list_tools(ls: TillerLanguageServer, params: SessionRef) -> ListToolsResult:
+    return ls.host.list_tools(params.session_id)
 
 
 async def prompt(ls: TillerLanguageServer, params: PromptParams) -> PromptResult:
@@ -258,4 +265,5 @@ HANDLERS: dict[str, Handler] = {
     "agent/compact": compact,
     "agent/undoCompaction": undo_compaction,
     "agent/setCompaction": set_compaction,
+    "agent/listTools": list_tools,
 }

@@ -7,7 +7,7 @@ front end translates them into `session/update`s. `WireEvent` is the complete se
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
 
@@ -30,6 +30,7 @@ from .context import (
     ContextUsageEvent,
     InstructionsEvent,
 )
+from .mcp import McpServerStateEvent
 from .modes import (
     ApprovalKind,
     ApprovalMode,
@@ -104,6 +105,9 @@ class ApprovalRequestEvent(WireModel):
     # Why the user is asked although a rule or the mode might not ask (a rule that asks, a
     # line that cannot be parsed, a redirection that writes a file).
     reason: str | None = None
+    # An MCP tool call (kind "mcp"): the server it goes to and the arguments it sends.
+    server: str | None = None
+    arguments: dict[str, Any] | None = None
     options: list[ApprovalOption]
 
 
@@ -165,6 +169,7 @@ WireEvent = Annotated[
         QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
         RewindEvent,
         ContextUsageEvent, CompactionStartEvent, CompactionEndEvent, CompactionUndoneEvent, InstructionsEvent,
+        McpServerStateEvent,
     ],
     Field(discriminator="type"),
 ]
@@ -176,6 +181,7 @@ AnyWireEvent = Union[
     QueueUpdateEvent, SessionStateEvent, ApprovalRequestEvent, ApprovalResolvedEvent, PersistenceErrorEvent,
     RewindEvent,
     ContextUsageEvent, CompactionStartEvent, CompactionEndEvent, CompactionUndoneEvent, InstructionsEvent,
+    McpServerStateEvent,
 ]
 
 

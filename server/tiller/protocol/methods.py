@@ -15,6 +15,7 @@ from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ModelCost, StopReason, ThinkingLevel, Usage, WireModel
 from .context import CompactAtSetting, CompactionInfo, CompactionSettings, ContextUsage, InstructionFile
 from .events import ApprovalRequestEvent, ApprovalResolvedEvent, SessionStateEvent
+from .mcp import ListToolsResult, McpServerSpec
 from .modes import (
     ApprovalMode,
     ApprovalOptionId,
@@ -84,6 +85,8 @@ class NewSessionParams(Params):
     approval_mode: ApprovalMode | None = None
     # How a reply's tool calls run: "parallel" (the default, as pi) or one by one.
     tool_execution: ToolExecutionMode | None = None
+    # MCP servers for this session, besides the config file's and the workspace's .mcp.json.
+    mcp_servers: list[McpServerSpec] | None = None
 
 
 class NewSessionResult(WireModel):
@@ -93,6 +96,11 @@ class NewSessionResult(WireModel):
     cwd: str
     approval_mode: ApprovalMode
     message_count: int = 0
+
+
+class LoadSessionParams(SessionRef):
+    # The session's own MCP servers again (they are not saved with it).
+    mcp_servers: list[McpServerSpec] | None = None
 
 
 class PromptParams(SessionRef):
@@ -359,7 +367,7 @@ METHODS: dict[str, Method] = {
     "agent/setQueueModes": Method(SetQueueModesParams, SessionStateEvent),
     "agent/listModels": Method(ListModelsParams, ListModelsResult),
     "agent/listSessions": Method(ListSessionsParams, ListSessionsResult),
-    "agent/loadSession": Method(SessionRef, NewSessionResult),
+    "agent/loadSession": Method(LoadSessionParams, NewSessionResult),
     "agent/closeSession": Method(SessionRef, Empty),
     "agent/deleteSession": Method(SessionRef, Empty),
     "agent/respondApproval": Method(RespondApprovalParams, Empty),
@@ -372,4 +380,5 @@ METHODS: dict[str, Method] = {
     "agent/compact": Method(CompactParams, CompactionInfo),
     "agent/undoCompaction": Method(SessionRef, UndoCompactionResult),
     "agent/setCompaction": Method(SetCompactionParams, CompactionSettings),
+    "agent/listTools": Method(SessionRef, ListToolsResult),
 }

@@ -30,9 +30,11 @@ APPROVAL_WIDTH: dict[ApprovalMode, int] = {"plan": 0, "ask": 0, "acceptEdits": 1
 # What an approval option does, in ACP's four kinds (clients pick icons and keys by it).
 ApprovalOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 # allow_always_project / allow_always_user save the command rule the option shows to the
-# project's or the user's settings instead of the session.
+# project's or the user's settings instead of the session; allow_server (an MCP tool call):
+# every tool of that server runs without asking for the rest of the session.
 ApprovalOptionId = Literal[
-    "allow_once", "allow_always", "reject_once", "reject_always", "allow_always_project", "allow_always_user"
+    "allow_once", "allow_always", "allow_server", "reject_once", "reject_always", "allow_always_project",
+    "allow_always_user",
 ]
 APPROVAL_OPTION_IDS: tuple[ApprovalOptionId, ...] = get_args(ApprovalOptionId)
 

@@ -22,6 +22,7 @@ DEFAULT_LIMIT = 1000
 
 class FindTool(SearchTool):
     name = "find"
+    read_only = True
     label = "find"
     description = (
         "Search for files by glob pattern. Returns matching file paths relative to the search directory. "

@@ -25,6 +25,7 @@ DEFAULT_LIMIT = 100
 
 class GrepTool(SearchTool):
     name = "grep"
+    read_only = True
     label = "grep"
     description = (
         "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "

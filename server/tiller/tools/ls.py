@@ -30,6 +30,7 @@ DEFAULT_LIMIT = 500
 
 class LsTool(SearchTool):
     name = "ls"
+    read_only = True
     label = "ls"
     description = (
         "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "

@@ -7,7 +7,8 @@ the tools fall back to the disk and to no questions asked.
   or None. The model must see, and edit, what the user sees.
 - `FileWriter`: where an approved change of write/edit goes (the editor's buffer, the disk).
 - `Approve`: asked by edit, write and bash once they know exactly what they would do (the
-  new text, its diff and hunks, or the command line); returns None to allow, a
+  new text, its diff and hunks, or the command line), and by MCP tools with the call they
+  would send (`tiller.mcp`); returns None to allow, a
   `HunkSelection` to allow only some hunks of an edit or write, and raises to refuse (its
   message becomes the tool's error result, which the model sees). Read-only tools never ask.
 """
@@ -17,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from .hunks import Hunk
 
-ApprovalKind = Literal["edit", "write", "execute"]
+# mcp: a call of a tool of an MCP server (any effect the server has, as bash's could be).
+ApprovalKind = Literal["edit", "write", "execute", "mcp"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,11 @@ class ApprovalRequest:
     diff: str | None = None  # unified diff (edit, write)
     hunks: tuple[Hunk, ...] = ()  # the diff's hunks (edit, write)
     command: str | None = None  # bash
+    server: str | None = None  # mcp: the server the call goes to
+    arguments: dict[str, Any] | None = None  # mcp: what it sends
+    # The tool says it changes nothing (an MCP server's readOnlyHint): what a plan mode
+    # may let through. A hint from the server, not a promise.
+    read_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ def image_mime_type(data: bytes) -> str | None:
 
 class ReadTool(AgentTool):
     name = "read"
+    read_only = True
     label = "read"
     description = (
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are "

@@ -55,6 +55,10 @@ export interface TillerWireTypes {
   list_models_result: ListModelsResult;
   list_sessions_params: ListSessionsParams;
   list_sessions_result: ListSessionsResult;
+  list_tools_result: ListToolsResult;
+  load_session_params: LoadSessionParams;
+  mcp_server_spec: McpServerSpec;
+  mcp_server_state_event: McpServerStateEvent;
   message_update_on_the_wire: MessageUpdateDelta;
   model: Model;
   new_session_params: NewSessionParams;
@@ -105,7 +109,8 @@ export interface TillerWireTypes {
     | CompactionStartEvent
     | CompactionEndEvent
     | CompactionUndoneEvent
-    | InstructionsEvent;
+    | InstructionsEvent
+    | McpServerStateEvent;
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
@@ -454,14 +459,18 @@ export interface ToolExecutionEndEvent {
  */
 export interface ApprovalRequestEvent {
   approvalId: string;
+  arguments?: {
+    [k: string]: unknown;
+  } | null;
   command?: string | null;
   diff?: string | null;
   hunks?: DiffHunk[] | null;
-  kind: "edit" | "write" | "execute";
+  kind: "edit" | "write" | "execute" | "mcp";
   newText?: string | null;
   options: ApprovalOption[];
   path?: string | null;
   reason?: string | null;
+  server?: string | null;
   title: string;
   toolCallId: string;
   toolName: string;
@@ -492,6 +501,7 @@ export interface ApprovalOption {
   optionId:
     | "allow_once"
     | "allow_always"
+    | "allow_server"
     | "reject_once"
     | "reject_always"
     | "allow_always_project"
@@ -520,6 +530,7 @@ export interface ApprovalResolvedEvent {
     | (
         | "allow_once"
         | "allow_always"
+        | "allow_server"
         | "reject_once"
         | "reject_always"
         | "allow_always_project"
@@ -695,7 +706,8 @@ export interface EventNotification {
     | CompactionStartEvent
     | CompactionEndEvent
     | CompactionUndoneEvent
-    | InstructionsEvent;
+    | InstructionsEvent
+    | McpServerStateEvent;
   seq: number;
   sessionId: string;
 }
@@ -797,6 +809,40 @@ export interface InstructionFile {
   scope: "user" | "project";
 }
 /**
+ * One of the session's MCP servers changed: it started, failed, crashed and is being
+ * restarted, or its tools changed.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerStateEvent".
+ */
+export interface McpServerStateEvent {
+  server: McpServerInfo;
+  type: "mcp_server_state";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerInfo".
+ */
+export interface McpServerInfo {
+  message?: string | null;
+  name: string;
+  source: "config" | "project" | "session";
+  state: "pending" | "starting" | "ready" | "restarting" | "failed" | "disabled";
+  tools: McpToolInfo[];
+  transport: "stdio" | "http" | "sse";
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpToolInfo".
+ */
+export interface McpToolInfo {
+  description: string;
+  name: string;
+  readOnly: boolean;
+  title?: string | null;
+  tool: string;
+}
+/**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "ListCheckpointsResult".
  */
@@ -884,6 +930,58 @@ export interface SessionSummary {
 }
 /**
  * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ListToolsResult".
+ */
+export interface ListToolsResult {
+  mcpServers: McpServerInfo[];
+  tools: ToolInfo[];
+}
+/**
+ * A tool the model may call now.
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "ToolInfo".
+ */
+export interface ToolInfo {
+  description: string;
+  name: string;
+  readOnly: boolean;
+  server?: string | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "LoadSessionParams".
+ */
+export interface LoadSessionParams {
+  mcpServers?: McpServerSpec[] | null;
+  sessionId: string;
+}
+/**
+ * One MCP server: a command to run (stdio) or a URL to connect to (http, sse).
+ *
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
+ * via the `definition` "McpServerSpec".
+ */
+export interface McpServerSpec {
+  args?: string[] | null;
+  autoApprove?: string[] | null;
+  command?: string | null;
+  cwd?: string | null;
+  disabled?: boolean | null;
+  env?: {
+    [k: string]: string;
+  } | null;
+  headers?: {
+    [k: string]: string;
+  } | null;
+  name: string;
+  startupTimeoutMs?: number | null;
+  timeoutMs?: number | null;
+  type?: ("stdio" | "http" | "sse") | null;
+  url?: string | null;
+}
+/**
+ * This interface was referenced by `TillerWireTypes`'s JSON-Schema
  * via the `definition` "Model".
  */
 export interface Model {
@@ -931,6 +1029,7 @@ export interface OpenAICompat {
 export interface NewSessionParams {
   approvalMode?: ("ask" | "acceptEdits" | "yolo" | "plan") | null;
   cwd?: string | null;
+  mcpServers?: McpServerSpec[] | null;
   model?: string | null;
   systemPrompt?: string | null;
   thinkingLevel?: ("off" | "minimal" | "low" | "medium" | "high" | "xhigh") | null;
@@ -1024,6 +1123,7 @@ export interface RespondApprovalParams {
   optionId:
     | "allow_once"
     | "allow_always"
+    | "allow_server"
     | "reject_once"
     | "reject_always"
     | "allow_always_project"
@@ -1264,8 +1364,12 @@ export const METHODS = {
     "params": "ListSessionsParams",
     "result": "ListSessionsResult"
   },
-  "agent/loadSession": {
+  "agent/listTools": {
     "params": "SessionRef",
+    "result": "ListToolsResult"
+  },
+  "agent/loadSession": {
+    "params": "LoadSessionParams",
     "result": "NewSessionResult"
   },
   "agent/newSession": {

@@ -1,0 +1,222 @@
+"""Which MCP servers a session uses, where they are named, and how each one is launched.
+
+Three places name servers; for one name, a later place wins:
+
+1. the user's config file, the one the model catalogue reads (`$TILLER_CONFIG`, else
+   `$XDG_CONFIG_HOME/tiller/models.toml`, else `~/.config/tiller/models.toml`):
+
+       [mcpServers.github]
+       command = "npx"
+       args = ["-y", "@modelcontextprotocol/server-github"]
+       env = { GITHUB_TOKEN = "${GITHUB_TOKEN}" }
+       autoApprove = ["search_issues"]
+
+       [mcpServers.docs]
+       url = "https://docs.example.com/mcp"
+       headers = { Authorization = "Bearer ${DOCS_TOKEN}" }
+
+2. the workspace's `.mcp.json`, `{"mcpServers": {"name": {"command", "args", "env"}}}` (the
+   format other agents read), started only once the user approved the file (`trust.py`);
+3. the session: `agent/newSession {mcpServers: [...]}`, ACP's `mcpServers`.
+
+Every entry has the keys of `McpServerSpec` (protocol/mcp.py). `${VAR}` and `${VAR:-default}`
+in the command, args, env, cwd, url and headers are read from tiller's environment, so that
+tokens need not be written into files. A bad entry makes that one server fail with a
+message saying why; the other servers are not affected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..ai.models import config_file_path
+from ..protocol.mcp import McpServerSource, McpServerSpec, McpTransport
+
+PROJECT_FILE = ".mcp.json"
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_STARTUP_TIMEOUT_S = 30.0
+# The keys an entry may have, as written in files (camelCase).
+ENTRY_KEYS = frozenset((info.alias or name) for name, info in McpServerSpec.model_fields.items()) - {"name"}
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpConfigError(ValueError):
+    """An entry that cannot be used; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One server as a session uses it, every variable substituted."""
+
+    name: str
+    source: McpServerSource
+    transport: McpTransport
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = DEFAULT_TIMEOUT_S
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
+    auto_approve: frozenset[str] = frozenset()
+    disabled: bool = False
+
+    @property
+    def launch(self) -> tuple[Any, ...]:
+        """What makes two servers the same server: sessions whose configurations launch it
+        the same way share one connection."""
+        return (self.transport, self.command, self.args, self.env, self.cwd, self.url, self.headers)
+
+    def describe(self) -> str:
+        """The command line or the URL, for people (never the env or headers: they may hold tokens)."""
+        if self.transport == "stdio":
+            return " ".join([self.command or "", *self.args]).strip()
+        return f"{self.url} ({self.transport})"
+
+
+@dataclass(frozen=True)
+class McpConfigProblem:
+    """An entry (or a whole file) that could not be read: reported as a failed server."""
+
+    name: str
+    source: McpServerSource
+    transport: McpTransport
+    message: str
+
+
+ConfiguredServer = McpServerConfig | McpConfigProblem
+
+
+def from_spec(spec: McpServerSpec, source: McpServerSource, cwd: str,
+              environ: Mapping[str, str] | None = None) -> McpServerConfig:
+    """A spec made concrete for a session working in `cwd`. Raises McpConfigError."""
+    environ = os.environ if environ is None else environ
+
+    def expand(text: str) -> str:
+        return _expand(text, environ, spec.name)
+
+    assert spec.type is not None  # the spec's validator infers it
+    workdir = os.path.realpath(os.path.join(cwd, expand(spec.cwd))) if spec.cwd else cwd
+    url = expand(spec.url) if spec.url else None
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise McpConfigError(f"{spec.name}: url must start with http:// or https://, got {url!r}")
+    return McpServerConfig(
+        name=spec.name, source=source, transport=spec.type,
+        command=expand(spec.command) if spec.command else None,
+        args=tuple(expand(arg) for arg in spec.args or ()),
+        env=tuple(sorted((key, expand(value)) for key, value in (spec.env or {}).items())),
+        cwd=workdir if spec.type == "stdio" else None,
+        url=url,
+        headers=tuple(sorted((key, expand(value)) for key, value in (spec.headers or {}).items())),
+        timeout=(spec.timeout_ms or DEFAULT_TIMEOUT_S * 1000) / 1000,
+        startup_timeout=(spec.startup_timeout_ms or DEFAULT_STARTUP_TIMEOUT_S * 1000) / 1000,
+        # A repository does not get to approve its own tools.
+        auto_approve=frozenset(spec.auto_approve or ()) if source != "project" else frozenset(),
+        disabled=bool(spec.disabled),
+    )
+
+
+def resolve_specs(specs: list[McpServerSpec], source: McpServerSource, cwd: str,
+                  environ: Mapping[str, str] | None = None) -> list[ConfiguredServer]:
+    servers: list[ConfiguredServer] = []
+    for spec in specs:
+        try:
+            servers.append(from_spec(spec, source, cwd, environ))
+        except McpConfigError as error:
+            servers.append(McpConfigProblem(spec.name, source, spec.type or "stdio", str(error)))
+    return servers
+
+
+def parse_table(table: Any, where: str, source: McpServerSource, cwd: str,
+                environ: Mapping[str, str] | None = None) -> list[ConfiguredServer]:
+    """The servers of an `mcpServers` table (TOML) or object (JSON), each checked on its own."""
+    if not isinstance(table, dict):
+        return [McpConfigProblem(Path(where).name, source, "stdio", f"{where}: mcpServers must be a table of servers")]
+    return [_entry(name, entry, where, source, cwd, environ) for name, entry in table.items()]
+
+
+def _entry(name: str, entry: Any, where: str, source: McpServerSource, cwd: str,
+           environ: Mapping[str, str] | None) -> ConfiguredServer:
+    transport: McpTransport = "stdio"
+    try:
+        if not isinstance(entry, dict):
+            raise McpConfigError(f"{where}: mcpServers.{name} must be a table")
+        if isinstance(entry.get("type"), str) and entry["type"] in ("http", "sse", "stdio"):
+            transport = entry["type"]
+        elif "url" in entry:
+            transport = "http"
+        if unknown := set(entry) - ENTRY_KEYS:
+            raise McpConfigError(f"{where}: mcpServers.{name}: unknown keys {sorted(unknown)}; allowed: {sorted(ENTRY_KEYS)}")
+        try:
+            spec = McpServerSpec.model_validate({**entry, "name": name})
+        except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'entry'}: {e['msg']}" for e in error.errors())
+            raise McpConfigError(f"{where}: mcpServers.{name}: {problems}") from None
+        return from_spec(spec, source, cwd, environ)
+    except McpConfigError as error:
+        return McpConfigProblem(name, source, transport, str(error))
+
+
+def user_servers(cwd: str, environ: Mapping[str, str] | None = None) -> list[ConfiguredServer]:
+    """The `[mcpServers.*]` tables of the user's config file (none if it does not exist)."""
+    environ = os.environ if environ is None else environ
+    path, _ = config_file_path(environ)
+    if not path.exists():
+        return []
+    try:
+        with path.open("rb") as file:
+            data = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        return [McpConfigProblem(path.name, "config", "stdio", f"cannot read {path}: {error}")]
+    if "mcpServers" not in data:
+        return []
+    return parse_table(data["mcpServers"], str(path), "config", cwd, environ)
+
+
+@dataclass(frozen=True)
+class ProjectFile:
+    """A workspace's `.mcp.json`, as read once: its servers run only if the user approved
+    exactly these bytes."""
+
+    path: Path
+    content: bytes
+    servers: list[ConfiguredServer]
+
+
+def project_file(cwd: str, environ: Mapping[str, str] | None = None) -> ProjectFile | None:
+    path = Path(cwd) / PROJECT_FILE
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return ProjectFile(path, b"", [McpConfigProblem(PROJECT_FILE, "project", "stdio", f"cannot read {path}: {error}")])
+    try:
+        data = json.loads(content)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return ProjectFile(path, content, [McpConfigProblem(PROJECT_FILE, "project", "stdio", f"{path} is not valid JSON: {error}")])
+    if not isinstance(data, dict) or "mcpServers" not in data:
+        return ProjectFile(path, content, [McpConfigProblem(PROJECT_FILE, "project", "stdio", f'{path} has no "mcpServers" object')])
+    return ProjectFile(path, content, parse_table(data["mcpServers"], str(path), "project", cwd, environ))
+
+
+def _expand(text: str, environ: Mapping[str, str], server: str) -> str:
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise McpConfigError(f"{server}: ${{{name}}} is used but {name} is not set in tiller's environment")
+
+    return _VARIABLE.sub(value, text)

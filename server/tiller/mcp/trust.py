@@ -1,0 +1,62 @@
+"""The user's answers about workspaces' `.mcp.json` files, remembered per file content.
+
+A project file can run any command, so its servers start only once the user approved it.
+The answer is kept in `<data dir>/mcp-approvals.json` under the SHA-256 of the file's bytes:
+a file that changed (another command, one more server) is asked about again, and the same
+file in another clone of the repository is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from ..ai.types import now_ms
+from ..tools.atomic_write import write_atomically
+
+logger = logging.getLogger("tiller.mcp")
+
+Decision = Literal["allow", "reject"]
+FILE_NAME = "mcp-approvals.json"
+
+
+def content_hash(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+class ProjectApprovals:
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / FILE_NAME
+
+    def decision(self, content: bytes) -> Decision | None:
+        entry = self._read().get(content_hash(content))
+        decision = entry.get("decision") if isinstance(entry, dict) else None
+        return decision if decision in ("allow", "reject") else None
+
+    def remember(self, project_file: Path, content: bytes, decision: Decision) -> None:
+        files = self._read()
+        files[content_hash(content)] = {"decision": decision, "path": str(project_file), "at": now_ms()}
+        try:
+            self._write({"version": 1, "files": files})
+        except OSError as error:
+            # The answer still holds for this session; it will be asked again next time.
+            logger.warning("Could not remember the answer about %s in %s: %s", project_file, self.path, error)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as error:
+            logger.warning("Ignoring %s, which cannot be read: %s", self.path, error)
+            return {}
+        files = data.get("files") if isinstance(data, dict) else None
+        return files if isinstance(files, dict) else {}
+
+    def _write(self, data: dict[str, Any]) -> None:
+        write_atomically(self.path, json.dumps(data, indent=1).encode("utf-8"))
+        os.chmod(self.path, 0o600)  # which projects the user trusts is nobody else's business

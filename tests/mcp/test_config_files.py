@@ -1,0 +1,64 @@
+"""Servers named in files: `[mcpServers.x]` in the user's config file (started at once) and
+the workspace's `.mcp.json` (started only once the user approved that file's bytes)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.server.harness import editor_capabilities, openai_env, openai_text
+from tests.support.sse_server import Reply, SSEServer
+
+from .conftest import SERVERS, toolbox
+
+APPROVALS = editor_capabilities(approvals=True)
+
+
+def _offered(request) -> set[str]:
+    return {tool["function"]["name"] for tool in request.json["tools"]}
+
+
+async def test_a_project_file_runs_only_once_approved_and_the_answer_holds_for_its_bytes(
+        start_tiller, workspace, tmp_path):
+    entry = toolbox(tmp_path / "toolbox", name="proj")
+    project = workspace / ".mcp.json"
+    project.write_text(json.dumps({"mcpServers": {"proj": {k: v for k, v in entry.items() if k != "name"}}}))
+    config = tmp_path / "xdg-config" / "tiller" / "models.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[mcpServers.mine]\ncommand = {json.dumps(sys.executable)}\n'
+                      f'args = [{json.dumps(str(SERVERS / "toolbox.py"))}, "stdio"]\n'
+                      f'env = {{ TOOLBOX_DIR = {json.dumps(str(tmp_path / "mine"))} }}\n')
+    (tmp_path / "mine").mkdir()
+    with SSEServer() as model:
+        model.reply(*(Reply(chunks=openai_text(f"Reply {n}.")) for n in range(1, 5)))
+        client = await start_tiller(env=openai_env(model), capabilities=APPROVALS)
+
+        first = await client.new_session(model="openai/test-model")
+        listed = await client.request("agent/listTools", {"sessionId": first})
+        states = {server["name"]: (server["source"], server["state"]) for server in listed["mcpServers"]}
+        assert states["proj"] == ("project", "pending") and states["mine"][0] == "config"
+        assert not list((tmp_path / "toolbox").glob("started-*")), "a project server ran before approval"
+        prompt = client.prompt(first, "hi")
+        asked = await client.wait_approval(first)
+        assert asked["kind"] == "execute" and str(project) in asked["title"] and "toolbox.py" in asked["command"]
+        await client.respond(first, asked["approvalId"], "allow_once")
+        await prompt.result()
+        assert {"proj__echo", "mine__echo"} <= _offered(model.requests[0])
+
+        # The same bytes: not asked again (the answer is kept in the data directory).
+        second = await client.new_session(model="openai/test-model")
+        await client.prompt(second, "hi").result()
+        assert client.events_of(second, "approval_request") == []
+        assert "proj__echo" in _offered(model.requests[1])
+
+        # Changed bytes: asked again; rejected, the session goes on without them.
+        project.write_text(project.read_text() + "\n")
+        third = await client.new_session(model="openai/test-model")
+        prompt = client.prompt(third, "hi")
+        asked = await client.wait_approval(third)
+        await client.respond(third, asked["approvalId"], "reject_once")
+        await prompt.result()
+        offered = _offered(model.requests[2])
+        assert "proj__echo" not in offered and "mine__echo" in offered
+        listed = await client.request("agent/listTools", {"sessionId": third})
+        assert {s["name"]: s["state"] for s in listed["mcpServers"]}["proj"] == "disabled"
