@@ -287,12 +287,13 @@ async def running_tiller(
     capabilities: str | types.ClientCapabilities,
     initialization_options: dict[str, Any] | None = None,
     workspace_folders: list[Path] | None = None,
+    args: list[str] | None = None,
 ) -> AsyncIterator[TillerClient]:
-    """A server started in `root` with `env`, initialized by a client that claims the
-    capabilities of a pytest-lsp preset ("visual-studio-code", "neovim@v0.7", ...), or
-    exactly `capabilities` (see `editor_capabilities`)."""
+    """A server started in `root` with `env` (and `tiller serve` `args`), initialized by a
+    client that claims the capabilities of a pytest-lsp preset ("visual-studio-code",
+    "neovim@v0.7", ...), or exactly `capabilities` (see `editor_capabilities`)."""
     client = TillerClient()
-    await client.start_io(sys.executable, "-m", "tiller", "serve", env=env, cwd=str(root))
+    await client.start_io(sys.executable, "-m", "tiller", "serve", *(args or []), env=env, cwd=str(root))
     try:
         client.initialize_result = await asyncio.wait_for(
             client.initialize_session(types.InitializeParams(

@@ -20,6 +20,7 @@ from ..protocol.errors import ErrorCode
 from ..protocol.events import ApprovalResolvedEvent
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import ApprovalMode
+from ..telemetry.settings import observe_agent
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
 from .editor import Editor, EditorDocument
@@ -165,6 +166,7 @@ class Host:
                               resolved=_saved_outcomes(saved.resolved_approvals) if saved is not None else None)
         session = Session(session_id=session_id, cwd=cwd, agent=agent, events=events, approvals=approvals,
                           recorder=recorder, document_at=editor.document_at)
+        observe_agent(agent, session_id, dump_dir=self.settings.dump_payloads, approval_wait=approvals.take_wait)
         tools = create_coding_tools(
             Workspace(cwd, extra_roots),
             open_document=_DocumentReader(editor, session_id),

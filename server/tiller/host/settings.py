@@ -15,3 +15,5 @@ class HostSettings:
     approval_mode: ApprovalMode = "ask"
     # Where sessions are saved (else $TILLER_DATA_DIR, $XDG_DATA_HOME/tiller, ...).
     data_dir: str | None = None
+    # Where every LLM request and response is written (else --dump-payloads / TILLER_DUMP_PAYLOADS).
+    dump_payloads: str | None = None

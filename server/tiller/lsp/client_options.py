@@ -17,6 +17,7 @@ class InitializationOptions(WireModel):
     default_model: str | None = None
     approval_mode: ApprovalMode = "ask"
     data_dir: str | None = None
+    dump_payloads: str | None = None
 
     @classmethod
     def from_raw(cls, raw: Any) -> InitializationOptions:
@@ -36,7 +37,8 @@ class InitializationOptions(WireModel):
             return cls.model_validate(valid)
 
     def host_settings(self) -> HostSettings:
-        return HostSettings(default_model=self.default_model, approval_mode=self.approval_mode, data_dir=self.data_dir)
+        return HostSettings(default_model=self.default_model, approval_mode=self.approval_mode, data_dir=self.data_dir,
+                            dump_payloads=self.dump_payloads)
 
 
 class ClientFeatures(WireModel):

@@ -22,7 +22,9 @@ from pygls.protocol import JsonRPCProtocol
 
 from ..protocol.errors import ErrorCode
 from ..stdio import MAX_MESSAGE_BYTES, take_over_stdio
+from ..telemetry import settings as telemetry
 from .framing import CoalescingWriter, frame
+from .log_messages import forward_logs_to_editor
 from .methods import register
 from .server import TillerLanguageServer
 
@@ -57,6 +59,7 @@ class ThreadedReader:
 def create_server() -> TillerLanguageServer:
     server = TillerLanguageServer()
     register(server)
+    forward_logs_to_editor(server)
     return server
 
 
@@ -142,6 +145,7 @@ def _run(server: TillerLanguageServer, reader: ByteReader, writer: CoalescingWri
     except KeyboardInterrupt:
         code = 130
     writer.flush()  # the last answers (shutdown) must reach the client before we go
+    telemetry.shutdown()  # spans still in the batch (os._exit skips atexit)
     sys.stderr.flush()
     # Worker threads (a local model mid-generation, the stdin reader) must not hold the
     # process open after the client is gone.
@@ -198,4 +202,6 @@ def serve_tcp(port: int, host: str = "127.0.0.1") -> int:
         asyncio.run(main())
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    finally:
+        telemetry.shutdown()
     return 0
