@@ -280,3 +280,16 @@ async def test_a_provider_failure_ends_the_turn_with_the_reason(tmp_path, llm, w
         answer = await acp.prompt(session, "hi")
         assert answer.stop_reason == "end_turn"
         assert "model overloaded, try later" in acp.editor.text(session)
+
+
+async def test_payload_dumps_asked_by_the_environment_are_named_by_the_session(tmp_path, llm, workspace):
+    dumps = tmp_path / "dumps"
+    llm.reply(Reply(chunks=openai_text("Dumped.")))
+    async with running_acp(server_env(tmp_path, TILLER_MODEL=MODEL, TILLER_DUMP_PAYLOADS=str(dumps),
+                                      **openai_env(llm)), workspace) as acp:
+        await acp.start()
+        session = await acp.new_session(workspace)
+        assert (await acp.prompt(session, "hi")).stop_reason == "end_turn"
+    request = json.loads((dumps / f"{session}-001.request.json").read_text())
+    assert request["body"] == llm.requests[0].json and request["headers"]["authorization"] == "[redacted]"
+    assert "Dumped." in (dumps / f"{session}-001.response.sse").read_text()
