@@ -17,10 +17,10 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
-from .types import AssistantMessage, AssistantMessageEvent, DoneEvent, ErrorEvent, Model, StartEvent
+from .types import AssistantMessage, AssistantMessageEvent, DoneEvent, ErrorEvent, Model
 
 log = logging.getLogger("tiller.llm")
 
@@ -171,9 +171,12 @@ class LlmCall(CallObserver):
         self._tell("received", text)
 
     def event(self, event: AssistantMessageEvent) -> None:
-        if isinstance(event, (DoneEvent, ErrorEvent)):
-            self._finish(event.message if isinstance(event, DoneEvent) else event.error)
-        elif isinstance(event, StartEvent):
+        # By `type` rather than isinstance: pydantic's isinstance is slow, and this runs
+        # for every delta of every answer.
+        kind = event.type
+        if kind == "done" or kind == "error":
+            self._finish(cast(DoneEvent, event).message if kind == "done" else cast(ErrorEvent, event).error)
+        elif kind == "start":
             self._answering = True
         elif self._answering and self.record.time_to_first_token_ms is None:
             self.record.time_to_first_token_ms = self._elapsed_ms()

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..agent import Agent
 from ..agent.types import (
@@ -28,7 +28,9 @@ from ..agent.types import (
 from ..ai.call_log import CallObserver, LlmCall, LlmCallRecord
 from ..ai.options import StreamOptions
 from ..ai.types import Model
-from .payload_dump import PayloadDump
+
+if TYPE_CHECKING:
+    from .payload_dump import PayloadDump
 
 log = logging.getLogger("tiller.tool")
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..agent import Agent
-from .payload_dump import PayloadDump
 from .run_log import ApprovalWait, RunLog
 
 log = logging.getLogger("tiller.telemetry")
@@ -66,15 +65,20 @@ def observe_agent(
 ) -> RunLog:
     """Log (and trace, and dump, as asked) every LLM and tool call of `agent`'s session.
     `dump_dir` overrides the process's (an editor's `dumpPayloads` option)."""
+    # Dumps and traces are rare: their modules load only when asked for.
     directory = dump_dir or _settings.dump_dir
+    dump = None
+    if directory:
+        from .payload_dump import PayloadDump
+
+        dump = PayloadDump(directory)
     tracer = _start_tracer() if _settings.tracing else None
     spans = None
     if tracer is not None:
         from .tracing import SessionSpans
 
         spans = SessionSpans(tracer, session_id)
-    return RunLog(session_id, dump=PayloadDump(directory) if directory else None, spans=spans,
-                  approval_wait=approval_wait).attach(agent)
+    return RunLog(session_id, dump=dump, spans=spans, approval_wait=approval_wait).attach(agent)
 
 
 def shutdown() -> None:
