@@ -90,3 +90,25 @@ def test_models_lists_ready_providers_and_searches(tmp_path):
     assert everything.returncode == 0, everything.stderr
     rows = [line.split() for line in everything.stdout.splitlines()]
     assert ["anthropic/claude-opus-4-5", "200k", "64k", "5", "/", "25", "set", "ANTHROPIC_API_KEY"] in rows
+
+
+def test_run_logs_each_llm_call_as_json_on_stderr(tmp_path):
+    script = faux_script(tmp_path, [{"content": [{"type": "text", "text": "Logged."}]}])
+    result = run_tiller("run", "hi", "--model", "faux/faux-1", "--log-format", "json",
+                        env_extra={"TILLER_FAUX_SCRIPT": script, "OPENAI_API_KEY": "sk-test-cli-secret"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Logged."
+    records = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    (call,) = [r for r in records if r.get("event") == "llm_call"]
+    assert (call["level"], call["logger"], call["provider"], call["model"], call["api"]) == (
+        "INFO", "tiller.llm", "faux", "faux-1", "faux")
+    assert (call["run"], call["turn"], call["call"], call["stop_reason"], call["error"]) == (1, 1, 1, "stop", None)
+    assert call["time_to_headers_ms"] is None  # no HTTP in a scripted model
+    assert 0 <= call["time_to_first_token_ms"] <= call["duration_ms"] and call["output_tokens"] > 0
+    assert "sk-test-cli-secret" not in result.stderr
+
+
+def test_a_log_file_that_cannot_be_opened_is_a_clear_error(tmp_path):
+    result = run_tiller("run", "hi", "--log-file", str(tmp_path / "missing" / "tiller.log"))
+    assert result.returncode == 2
+    assert "tiller: cannot open the log file:" in result.stderr and "missing" in result.stderr

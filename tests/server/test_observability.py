@@ -79,7 +79,10 @@ async def test_every_llm_and_tool_call_is_logged_as_json_without_the_key(start_t
 
 async def test_payload_dumps_hold_each_request_and_raw_stream_with_the_key_redacted(start_tiller, tmp_path):
     dumps = tmp_path / "dumps"
-    stream = answer_stream()
+    # A server that echoes the key in an SSE comment (which no parser shows anyone), split
+    # across two reads: the dump must still not hold it.
+    echo = [f": echo {SECRET[:6]}".encode(), 0.05, f"{SECRET[6:]}\n\n".encode()]
+    stream = [*echo, *answer_stream()]
     with SSEServer() as server:
         server.reply(rate_limited(), Reply(chunks=stream))
         # The editor's option, as an LSP client sets it.
@@ -95,8 +98,8 @@ async def test_payload_dumps_hold_each_request_and_raw_stream_with_the_key_redac
     assert request["headers"]["authorization"] == "[redacted]"
     assert request["body"] == sent.json
     assert request["body"]["messages"][-1]["content"] == [{"type": "text", "text": "hello there"}]
-    # Exactly what the server streamed, byte for byte.
-    assert (dumps / f"{session}-001.response.sse").read_text() == joined(stream)
+    # Exactly what the server streamed, byte for byte, but for the key.
+    assert (dumps / f"{session}-001.response.sse").read_text() == joined(stream).replace(SECRET, "[redacted]")
     for path in dumps.iterdir():
         assert SECRET not in path.read_text()
         assert path.stat().st_mode & 0o077 == 0  # the conversation is private to the user
