@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import uuid
 from collections.abc import Iterable
@@ -30,6 +31,8 @@ from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
 from .system_prompt import system_prompt_for
+
+logger = logging.getLogger("tiller.host")
 
 
 class Host:
@@ -169,8 +172,8 @@ class Host:
         observe_agent(agent, session_id, dump_dir=self.settings.dump_payloads, approval_wait=approvals.take_wait)
         tools = create_coding_tools(
             Workspace(cwd, extra_roots),
-            open_document=_DocumentReader(editor, session_id),
-            writer=_EditorWriter(editor, session_id),
+            open_document=_DocumentReader(editor, session_id, self.settings.editor_timeout),
+            writer=_EditorWriter(editor, session_id, self.settings.editor_timeout),
             approve=approvals,
         )
         agent.set_tools([tools[name] for name in tool_names])
@@ -223,27 +226,47 @@ class Host:
         await close_clients()
 
 
-class _DocumentReader:
-    """The tools' `OpenDocument` port for one session: the editor's text of an open file."""
+class EditorTimeout(Exception):
+    pass
 
-    def __init__(self, editor: Editor, session_id: str) -> None:
+
+class _DocumentReader:
+    """The tools' `OpenDocument` port for one session: the editor's text of an open file.
+    An editor that does not answer in time is not asked: the tool reads the disk."""
+
+    def __init__(self, editor: Editor, session_id: str, timeout: float) -> None:
         self._editor = editor
         self._session_id = session_id
+        self._timeout = timeout
 
     async def __call__(self, path: Path) -> str | None:
-        document: EditorDocument | None = await self._editor.read_document(self._session_id, path)
+        try:
+            async with asyncio.timeout(self._timeout):
+                document: EditorDocument | None = await self._editor.read_document(self._session_id, path)
+        except TimeoutError:
+            logger.warning("The editor did not answer a read of %s within %g s; reading the disk", path, self._timeout)
+            return None
         return document.text if document is not None else None
 
 
 class _EditorWriter:
-    """The tools' `FileWriter` port for one session: changes go through the editor."""
+    """The tools' `FileWriter` port for one session: changes go through the editor, which
+    must answer in time (else the tool fails, saying so, and the run goes on)."""
 
-    def __init__(self, editor: Editor, session_id: str) -> None:
+    def __init__(self, editor: Editor, session_id: str, timeout: float) -> None:
         self._editor = editor
         self._session_id = session_id
+        self._timeout = timeout
 
     async def write(self, path: Path, text: str) -> None:
-        await self._editor.write_document(self._session_id, path, text)
+        try:
+            async with asyncio.timeout(self._timeout):
+                await self._editor.write_document(self._session_id, path, text)
+        except TimeoutError:
+            message = (f"The editor did not answer within {self._timeout:g} s while writing {path}; the change may "
+                       "or may not have been applied. Read the file again before changing it.")
+            logger.warning("%s", message)
+            raise EditorTimeout(message) from None
 
 
 def _saved_outcomes(records: list[dict[str, Any]]) -> list[ApprovalResolvedEvent]:
