@@ -130,3 +130,25 @@ def test_sessions_list_show_and_delete(tmp_path):
     assert missing.returncode == 1 and "no saved session second" in missing.stderr
     assert [json.loads(line)["sessionId"] for line in
             run_tiller("sessions", "list", "--json", env_extra=env).stdout.splitlines()] == ["first"]
+
+
+def test_run_logs_each_llm_call_as_json_on_stderr(tmp_path):
+    script = faux_script(tmp_path, [{"content": [{"type": "text", "text": "Logged."}]}])
+    result = run_tiller("run", "hi", "--model", "faux/faux-1", "--log-format", "json",
+                        env_extra={"TILLER_FAUX_SCRIPT": script, "OPENAI_API_KEY": "sk-test-cli-secret"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Logged."
+    records = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    (call,) = [r for r in records if r.get("event") == "llm_call"]
+    assert (call["level"], call["logger"], call["provider"], call["model"], call["api"]) == (
+        "INFO", "tiller.llm", "faux", "faux-1", "faux")
+    assert (call["run"], call["turn"], call["call"], call["stop_reason"], call["error"]) == (1, 1, 1, "stop", None)
+    assert call["time_to_headers_ms"] is None  # no HTTP in a scripted model
+    assert 0 <= call["time_to_first_token_ms"] <= call["duration_ms"] and call["output_tokens"] > 0
+    assert "sk-test-cli-secret" not in result.stderr
+
+
+def test_a_log_file_that_cannot_be_opened_is_a_clear_error(tmp_path):
+    result = run_tiller("run", "hi", "--log-file", str(tmp_path / "missing" / "tiller.log"))
+    assert result.returncode == 2
+    assert "tiller: cannot open the log file:" in result.stderr and "missing" in result.stderr

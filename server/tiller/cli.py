@@ -3,6 +3,7 @@
     tiller serve [--tcp PORT]                 the agent server an editor starts (stdio)
     tiller acp                                the same agent over the Agent Client Protocol (Zed, ...)
     tiller run PROMPT [--model provider/id]   one prompt, streamed to the terminal
+      (these three also take --log-level, --log-format text|json, --log-file, --dump-payloads, --otel)
     tiller chat [PROMPT] [--json] [--cwd DIR] a client of `tiller serve`: one prompt, or interactive
     tiller models                             the catalogue and which providers are ready
     tiller sessions list|show ID|delete ID    the saved sessions
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 # the agent, the providers and pydantic models it never uses.
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful, concise assistant."
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--system", default=DEFAULT_SYSTEM_PROMPT, help="system prompt")
     run.add_argument("--thinking", default="off", choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     run.add_argument("--json", action="store_true", help="print every agent event as one JSON line")
+    _add_telemetry_arguments(run, default_level="WARNING unless --log-file or --log-format json, then INFO")
 
     chat = commands.add_parser("chat", help="chat with an agent through `tiller serve` (one PROMPT, or interactive)")
     from .chat.terminal import add_arguments as add_chat_arguments
@@ -42,12 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="serve the agent protocol to an editor (stdio by default)")
     serve.add_argument("--stdio", action="store_true", help="use stdin/stdout (the default)")
     serve.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead (debugging)")
-    serve.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
+    _add_telemetry_arguments(serve, default_level="INFO")
     serve.add_argument("--max-frame-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
                        help="refuse (and skip) a message larger than N bytes (default: 64 MiB)")
 
     acp = commands.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim ACP clients)")
-    acp.add_argument("--log-level", default="WARNING", help="stderr log level (DEBUG, INFO, WARNING, ...)")
+    _add_telemetry_arguments(acp, default_level="INFO")
 
     models = commands.add_parser("models", help="list the models of ready providers (a key set, a local server up)")
     models.add_argument("query", nargs="*", help="words that must all occur in a model's name or provider/id")
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from .ai.models import ModelConfigError, ModelError
 
+    if args.command in ("run", "serve", "acp") and not _setup_telemetry(args):
+        return 2
     try:
         if args.command == "run":
             return asyncio.run(_run(args))
@@ -90,13 +95,46 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _add_telemetry_arguments(command: argparse.ArgumentParser, *, default_level: str) -> None:
+    command.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, metavar="LEVEL",
+                         help=f"log records at LEVEL and above: {', '.join(LOG_LEVELS)} (default: {default_level})")
+    command.add_argument("--log-format", choices=["text", "json"], default="text",
+                         help="human-readable lines (default) or one JSON object per line")
+    command.add_argument("--log-file", metavar="PATH", help="append the log to PATH instead of stderr")
+    command.add_argument("--dump-payloads", metavar="DIR",
+                         help="write every LLM request and raw response to DIR, keys redacted (or TILLER_DUMP_PAYLOADS)")
+    command.add_argument("--otel", action="store_true",
+                         help="send OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT (needs tiller[otel]; "
+                              "on by itself when that variable is set)")
+
+
+def _setup_telemetry(args: argparse.Namespace) -> bool:
+    from .telemetry import settings as telemetry
+    from .telemetry.log_setup import configure_logging
+
+    level = args.log_level
+    if level is None:  # `tiller run` prints its reply on the terminal: only warnings beside it
+        quiet = args.command == "run" and not args.log_file and args.log_format == "text"
+        level = "WARNING" if quiet else "INFO"
+    try:
+        configure_logging(level, args.log_format, args.log_file)
+    except OSError as error:
+        print(f"tiller: cannot open the log file: {error}", file=sys.stderr)
+        return False
+    telemetry.configure(dump_dir=args.dump_payloads, tracing=True if args.otel else None)
+    return True
+
+
 async def _run(args: argparse.Namespace) -> int:
+    import uuid
+
     from .agent import Agent
     from .ai.connections import close_clients
     from .ai.models import ModelCatalog
     from .ai.types import AssistantMessage, total_usage
     from .chat.render import TerminalRenderer
     from .protocol.wire_events import wire_event
+    from .telemetry import settings as telemetry
 
     catalog = ModelCatalog.load()
     model = catalog.resolve(args.model) if args.model else catalog.default_model()
@@ -104,6 +142,7 @@ async def _run(args: argparse.Namespace) -> int:
     agent.set_model(model)
     agent.set_system_prompt(args.system)
     agent.set_thinking_level(args.thinking)
+    telemetry.observe_agent(agent, uuid.uuid4().hex[:12])
     # The same rendering as `tiller chat`, fed the events as they would go on the wire.
     ui = TerminalRenderer(sys.stdout, sys.stderr)
     agent.subscribe(_JsonPrinter(sys.stdout) if args.json else lambda event: ui.event({"event": wire_event(event).dump()}))
@@ -115,6 +154,7 @@ async def _run(args: argparse.Namespace) -> int:
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await close_clients()
+        telemetry.shutdown()
     if not args.json:
         ui.run_ended({"usage": total_usage(agent.state.messages).dump()}, model.ref)
     last = agent.state.messages[-1]
@@ -134,28 +174,16 @@ class _JsonPrinter:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import logging
-
     from .lsp.transport import serve_stdio, serve_tcp
 
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # pygls logs every message it sends at INFO: far too much for a streaming server.
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
-    # pygls logs every error answer with a traceback; tiller logs the ones that matter.
-    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     if args.tcp:
         return serve_tcp(args.tcp, max_frame_bytes=args.max_frame_bytes)
     return serve_stdio(args.max_frame_bytes)
 
 
 def _acp(args: argparse.Namespace) -> int:
-    import logging
-
     from .acp.serve import serve_acp
 
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return serve_acp()
 
 

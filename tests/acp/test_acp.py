@@ -7,6 +7,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import RequestError, text_block
@@ -280,3 +281,51 @@ async def test_a_provider_failure_ends_the_turn_with_the_reason(tmp_path, llm, w
         answer = await acp.prompt(session, "hi")
         assert answer.stop_reason == "end_turn"
         assert "model overloaded, try later" in acp.editor.text(session)
+
+
+async def test_payload_dumps_asked_by_the_environment_are_named_by_the_session(tmp_path, llm, workspace):
+    dumps = tmp_path / "dumps"
+    llm.reply(Reply(chunks=openai_text("Dumped.")))
+    async with running_acp(server_env(tmp_path, TILLER_MODEL=MODEL, TILLER_DUMP_PAYLOADS=str(dumps),
+                                      **openai_env(llm)), workspace) as acp:
+        await acp.start()
+        session = await acp.new_session(workspace)
+        assert (await acp.prompt(session, "hi")).stop_reason == "end_turn"
+    request = json.loads((dumps / f"{session}-001.request.json").read_text())
+    assert request["body"] == llm.requests[0].json and request["headers"]["authorization"] == "[redacted]"
+    assert "Dumped." in (dumps / f"{session}-001.response.sse").read_text()
+
+
+class HungEditor(EditorClient):
+    """A client that advertises fs/* and then never answers them."""
+
+    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+                             **kwargs: Any) -> Any:
+        await asyncio.Event().wait()
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        self.written.append((path, content))
+        await asyncio.Event().wait()
+
+
+async def test_a_client_that_never_answers_fs_requests_fails_the_write_and_reads_fall_back_to_disk(
+        tmp_path, llm, workspace):
+    path = workspace / "app.py"
+    path.write_text("print('on disk')\n")
+    llm.reply(Reply(chunks=openai_tool_call("call_1", "read", {"path": "app.py"})),
+              Reply(chunks=openai_tool_call("call_2", "edit", {"path": "app.py", "oldText": "disk",
+                                                                 "newText": "edited"})),
+              Reply(chunks=openai_text("Done.")))
+    editor = HungEditor()
+    async with running_acp({**acp_env(tmp_path, llm), "TILLER_EDITOR_TIMEOUT_MS": "300"}, workspace, editor) as acp:
+        await acp.start(fs=True)
+        session = await acp.new_session(workspace)
+        answer = await acp.prompt(session, "Fix app.py")
+        assert answer.stop_reason == "end_turn"
+        failed = [u for u in editor.of_kind(session, "tool_call_update") if u.status == "failed"]
+    assert "print('on disk')" in said(llm.requests[1].json["messages"][-1])  # read from the disk instead
+    assert editor.written == [(str(path), "print('on edited')\n")]  # asked, never answered
+    assert path.read_text() == "print('on disk')\n"
+    (edit,) = failed
+    assert "The editor did not answer within 0.3 s while writing" in edit.content[0].content.text
+    assert "Read the file again" in said(llm.requests[2].json["messages"][-1])

@@ -24,9 +24,9 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def start_tiller(tmp_path: Path, workspace: Path) -> AsyncIterator[StartTiller]:
-    """`await start_tiller(responses=[...], env={...})`: a server with that faux script,
-    initialized with `capabilities` (a pytest-lsp preset) and `initialization_options`;
-    shut down (and checked) after the test."""
+    """`await start_tiller(responses=[...], env={...})`: a server with that faux script (and
+    command-line `args`), initialized with `capabilities` (a pytest-lsp preset) and
+    `initialization_options`; shut down (and checked) after the test."""
     numbers = itertools.count(1)
     async with AsyncExitStack() as stack:
 
@@ -39,12 +39,13 @@ async def start_tiller(tmp_path: Path, workspace: Path) -> AsyncIterator[StartTi
             capabilities: str = "visual-studio-code",
             initialization_options: dict[str, Any] | None = None,
             workspace_folders: list[Path] | None = None,
+            args: list[str] | None = None,
         ) -> TillerClient:
             script = faux_script(tmp_path / f"faux-{next(numbers)}.json", responses or [],
                                  chunk_chars=chunk_chars, delay_ms=delay_ms)
             environment = server_env(tmp_path, TILLER_FAUX_SCRIPT=script, **(env or {}))
             return await stack.enter_async_context(
-                running_tiller(environment, workspace, capabilities, initialization_options, workspace_folders)
+                running_tiller(environment, workspace, capabilities, initialization_options, workspace_folders, args)
             )
 
         yield start

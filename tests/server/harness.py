@@ -124,17 +124,30 @@ class TillerClient(LanguageClient):
         self.feature("agent/event")(on_event)
 
         # workspace/applyEdit, as an editor answers it: every request's params are recorded
-        # as raw JSON, and `answer_apply_edit(params)` gives the answer (default: applied).
+        # as raw JSON, and `answer_apply_edit(params)` gives the answer (default: applied;
+        # None: an editor that hangs, until `release_hung_edits()` has it answer, too late).
         self.applied_edits: list[dict[str, Any]] = []
-        self.answer_apply_edit: Callable[[dict[str, Any]], dict[str, Any]] = lambda params: {"applied": True}
+        self.answer_apply_edit: Callable[[dict[str, Any]], dict[str, Any] | None] = lambda params: {"applied": True}
 
         def on_apply_edit(_: Any) -> Any:
-            # A plain function runs as the message is read: the last one received is this one.
+            # A generator runs its first part as the message is read: the last one received
+            # is this one. What it yields, pygls runs before answering.
             raw = next(m for m in reversed(self.received) if m.get("method") == types.WORKSPACE_APPLY_EDIT)
             self.applied_edits.append(raw["params"])
-            return self.answer_apply_edit(raw["params"])
+            answer = self.answer_apply_edit(raw["params"])
+            if answer is None:
+                answer = yield self._late_answer, (), {}
+            return answer
 
         self.feature(types.WORKSPACE_APPLY_EDIT)(on_apply_edit)
+        self._hung_edits = asyncio.Event()
+
+    async def _late_answer(self) -> dict[str, Any]:
+        await self._hung_edits.wait()
+        return {"applied": False, "failureReason": "answered too late"}
+
+    def release_hung_edits(self) -> None:
+        self._hung_edits.set()
 
     async def start_io(self, cmd: str, *args: str, **kwargs: Any) -> None:
         # pygls's start_io, reading through a StrictReader.
@@ -343,12 +356,13 @@ async def running_tiller(
     capabilities: str | types.ClientCapabilities,
     initialization_options: dict[str, Any] | None = None,
     workspace_folders: list[Path] | None = None,
+    args: list[str] | None = None,
 ) -> AsyncIterator[TillerClient]:
-    """A server started in `root` with `env`, initialized by a client that claims the
-    capabilities of a pytest-lsp preset ("visual-studio-code", "neovim@v0.7", ...), or
-    exactly `capabilities` (see `editor_capabilities`)."""
+    """A server started in `root` with `env` (and `tiller serve` `args`), initialized by a
+    client that claims the capabilities of a pytest-lsp preset ("visual-studio-code",
+    "neovim@v0.7", ...), or exactly `capabilities` (see `editor_capabilities`)."""
     client = TillerClient()
-    await client.start_io(sys.executable, "-m", "tiller", "serve", env=env, cwd=str(root))
+    await client.start_io(sys.executable, "-m", "tiller", "serve", *(args or []), env=env, cwd=str(root))
     try:
         client.initialize_result = await asyncio.wait_for(
             client.initialize_session(types.InitializeParams(

@@ -348,3 +348,32 @@ async def test_parallel_edits_of_open_buffers_all_land_one_file_at_a_time(start_
         [todo.as_uri()], [notes.as_uri()], [notes.as_uri()]]
     assert notes.read_text() == "alpha\nBETA\nGAMMA\n" and todo.read_text() == "buy bread\n"
     assert files_in(workspace) == {"notes.md", "todo.md"}
+
+
+async def test_an_editor_that_never_answers_an_edit_fails_the_tool_not_the_run(start_tiller, workspace, tmp_path):
+    path = workspace / "app.py"
+    path.write_text("x = 1\n")
+    log_file = tmp_path / "tiller.log"
+    client = await start_tiller([
+        *one_call_per_turn(tool_call("edit", {"path": "app.py", "oldText": "x = 1", "newText": "x = 2"}, id="hung")),
+        *one_call_per_turn(tool_call("read", {"path": "app.py"}, id="after")),
+    ], capabilities=editor_capabilities(approvals=True), env={"TILLER_EDITOR_TIMEOUT_MS": "300"},
+        args=["--log-file", str(log_file)])
+    client.open_document(path, "x = 1\n", version=1)
+    client.answer_apply_edit = lambda params: None  # an editor that hangs
+    session = await client.new_session()
+
+    prompt = client.prompt(session, "set x to 2")
+    await client.respond(session, (await client.wait_approval(session))["approvalId"], "allow_once")
+    answer = await prompt.result()
+    hung = tool_results(answer)["hung"]
+    assert hung["isError"] is True and len(client.applied_edits) == 1
+    assert "The editor did not answer within 0.3 s while writing" in result_text(hung)
+    assert "Read the file again" in result_text(hung)
+    # The run went on to its next turn; an answer that comes too late changes nothing, and
+    # the server still serves the session.
+    assert answer["stopReason"] == "stop" and path.read_text() == "x = 1\n"
+    client.release_hung_edits()
+    prompt = client.prompt(session, "read it")
+    assert "x = 1" in result_text(tool_results(await prompt.result())["after"])
+    assert "WARNING tiller.host: The editor did not answer within 0.3 s" in log_file.read_text()

@@ -11,6 +11,7 @@ from acp.core import AgentSideConnection
 
 from ..environment import catalog_withholding_secrets
 from ..stdio import take_over_stdio
+from ..telemetry import settings as telemetry
 from .agent import TillerAgent
 from .transport import LineTransport
 
@@ -37,6 +38,7 @@ def serve_acp() -> int:
         asyncio.run(main())
     except KeyboardInterrupt:
         code = 130
+    telemetry.shutdown()  # spans still in the batch (os._exit skips atexit)
     sys.stderr.flush()
     # Worker threads (the stdin reader, a local model) must not hold the process open.
     os._exit(code)

@@ -26,13 +26,14 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import anyio
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from .abort import AbortSignal
+from .call_log import TappedBody
 from .connections import pooled_client
 from .message_builder import ABORTED_TEXT, AssistantMessageBuilder
 from .options import CONNECT_TIMEOUT_MS, StreamOptions
@@ -106,6 +107,8 @@ async def stream_sse(
         secrets = request.secrets
         if options.on_payload is not None:
             options.on_payload(request.body)
+        if options.observer is not None:
+            options.observer.request(request.url, request.headers, request.body, request.secrets)
         async with open_event_stream(request, options) as events:
             yield builder.start()
             async for event in events:
@@ -186,7 +189,10 @@ async def open_event_stream(
                 f"Expected an event stream but got {content_type or 'no content type'}: "
                 f"{vendor_message(body) or excerpt(body.decode('utf-8', 'replace'))}"
             )
-        events = _events(EventSource(response), signal, options.idle_timeout_ms)
+        observer, body_source = options.observer, response
+        if observer is not None and observer.wants_body:
+            body_source = cast(httpx.Response, TappedBody(response, observer.received))
+        events = _events(EventSource(body_source), signal, options.idle_timeout_ms)
         try:
             yield events
             await _drain(events)
@@ -262,6 +268,8 @@ async def _send_with_retries(
     while True:
         try:
             response = await abortable(signal, send)
+            if options.observer is not None:
+                options.observer.responded(response.status_code)
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             raise ProviderError(f"Cannot send the request to {request.url}: {_exc_text(exc)}") from exc
         except (httpx.TransportError, TimeoutError) as exc:
@@ -293,6 +301,8 @@ async def _send_with_retries(
         if anyio.current_time() + delay >= deadline:
             raise ProviderError(f"{failure} (no answer within {_seconds(timeout)} s, retries included)")
         attempt += 1
+        if options.observer is not None:
+            options.observer.retrying(failure, delay)
         await abortable(signal, functools.partial(anyio.sleep, delay))
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .abort import AbortSignal
+from .call_log import CallObserver
 
 # A TCP connection that takes longer than this is to a host that is not there.
 CONNECT_TIMEOUT_MS = 30_000
@@ -46,6 +47,9 @@ class StreamOptions:
     idle_timeout_ms: int = 300_000
     # Called with the request body just before it is sent (debugging, tests).
     on_payload: Callable[[dict[str, Any]], None] | None = None
+    # Watches this one call (timings, retries, the raw exchange) for logs, dumps and traces;
+    # `registry.stream` gives every call one (see call_log.py).
+    observer: CallObserver | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def thinking_budget(self) -> int | None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import AsyncIterator, Callable
 
+from .call_log import LlmCall, observed
 from .options import StreamOptions
 from .types import AssistantMessage, AssistantMessageEvent, Context, DoneEvent, ErrorEvent, Model
 
@@ -40,8 +42,15 @@ def get_stream_fn(api: str) -> StreamFn:
 def stream(
     model: Model, context: Context, options: StreamOptions | None = None
 ) -> AsyncIterator[AssistantMessageEvent]:
-    """Stream one assistant response. Failures end in an `error` event, never a raise."""
-    return get_stream_fn(model.api)(model, context, options or StreamOptions())
+    """Stream one assistant response. Failures end in an `error` event, never a raise.
+    Every call is observed (call_log.py): by `options.observer`, else by a plain `LlmCall`
+    that logs its record."""
+    options = options or StreamOptions()
+    observer = options.observer
+    if observer is None:
+        observer = LlmCall(model, session_id=options.session_id)
+        options = dataclasses.replace(options, observer=observer)
+    return observed(observer, get_stream_fn(model.api)(model, context, options))
 
 
 async def complete(

@@ -14,6 +14,7 @@ events, so `agent/getState` can tell a client that rebuilds its view how each we
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ from typing import Literal
 from ..protocol.errors import ErrorCode
 from ..protocol.events import AnyWireEvent, ApprovalOption, ApprovalRequestEvent, ApprovalResolvedEvent, DiffHunk
 from ..protocol.modes import ApprovalMode, ApprovalOptionId
+from ..telemetry.run_log import ApprovalWait
 from ..tools.aborts import OPERATION_ABORTED
 from ..tools.ports import ApprovalRequest, HunkSelection
 from .command_policy import CommandPolicy, Decision
@@ -127,12 +129,17 @@ class Approvals:
         self._proposals: dict[str, ApprovalRequest] = {}
         # Every approval_resolved event of the session, oldest first (a loaded session's too).
         self.resolved: list[ApprovalResolvedEvent] = list(resolved or [])
+        # How each asked call was answered and how long the user took (for its log record).
+        self._waits: dict[str, ApprovalWait] = {}
 
     def proposal(self, tool_call_id: str) -> ApprovalRequest | None:
         return self._proposals.get(tool_call_id)
 
     def forget(self, tool_call_id: str) -> None:
         self._proposals.pop(tool_call_id, None)
+
+    def take_wait(self, tool_call_id: str) -> ApprovalWait | None:
+        return self._waits.pop(tool_call_id, None)
 
     # --- the tools' port ----------------------------------------------------------------
 
@@ -199,14 +206,17 @@ class Approvals:
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self.pending[event.approval_id] = Pending(request, event, future)
         self._emit(event)
+        asked = time.monotonic()
         try:
             answer = await future
         except (asyncio.CancelledError, ApprovalCancelled):  # aborted while the user decided
+            self._waited(request, None, asked)
             self._resolved(event, outcome="cancelled")
             raise
         finally:
             self.pending.pop(event.approval_id, None)
         option_id = answer.option_id
+        self._waited(request, option_id, asked)
         accepted = sorted(answer.accepted_hunks) if answer.accepted_hunks is not None else None
         self._resolved(event, outcome="selected", option_id=option_id, accepted_hunks=accepted)
         chosen = next(option for option in event.options if option.option_id == option_id)
@@ -223,6 +233,9 @@ class Approvals:
         if answer.accepted_hunks is not None:
             return HunkSelection(answer.accepted_hunks, answer.message)
         return None
+
+    def _waited(self, request: ApprovalRequest, option_id: ApprovalOptionId | None, since: float) -> None:
+        self._waits[request.tool_call_id] = ApprovalWait(option_id, round((time.monotonic() - since) * 1000, 1))
 
     def _resolved(self, asked: ApprovalRequestEvent, *, outcome: Literal["selected", "cancelled"],
                   option_id: ApprovalOptionId | None = None, accepted_hunks: list[str] | None = None) -> None:

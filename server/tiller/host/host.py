@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import uuid
 from collections.abc import Iterable, Sequence
@@ -32,6 +33,7 @@ from ..protocol.jsonrpc import clip
 from ..protocol.mcp import ListToolsResult, McpServerSpec, ToolInfo
 from ..protocol.methods import ListModelsParams, ListModelsResult, ModelInfo, NewSessionParams, SessionSummary
 from ..protocol.modes import APPROVAL_MODES, APPROVAL_WIDTH, ApprovalMode
+from ..telemetry.settings import observe_agent
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
 from .checkpoints import SessionCheckpoints
@@ -52,6 +54,8 @@ if TYPE_CHECKING:  # the MCP SDK takes seconds to import: only sessions with ser
     from .mcp_servers import SessionMcpServers
 from .system_prompt import system_prompt_for
 from .tool_guard import GuardedTool, Redactor
+
+logger = logging.getLogger("tiller.host")
 
 
 class Host:
@@ -255,10 +259,11 @@ class Host:
                           context=context, instructions=instructions)
         instructions.start(agent, events.emit)
         agent.set_system_prompt(session.full_system_prompt())  # plan mode's part, if it starts planning
+        observe_agent(agent, session_id, dump_dir=self.settings.dump_payloads, approval_wait=approvals.take_wait)
         tools = create_coding_tools(
             workspace,
-            open_document=_DocumentReader(editor, session_id),
-            writer=_EditorWriter(editor, session_id),
+            open_document=_DocumentReader(editor, session_id, self.settings.editor_timeout),
+            writer=_EditorWriter(editor, session_id, self.settings.editor_timeout),
             approve=approvals,
         )
         redactor = self._tool_redactor()
@@ -342,27 +347,47 @@ def provider_keys(catalog: ModelCatalog) -> dict[str, str]:
     return held
 
 
-class _DocumentReader:
-    """The tools' `OpenDocument` port for one session: the editor's text of an open file."""
+class EditorTimeout(Exception):
+    pass
 
-    def __init__(self, editor: Editor, session_id: str) -> None:
+
+class _DocumentReader:
+    """The tools' `OpenDocument` port for one session: the editor's text of an open file.
+    An editor that does not answer in time is not asked: the tool reads the disk."""
+
+    def __init__(self, editor: Editor, session_id: str, timeout: float) -> None:
         self._editor = editor
         self._session_id = session_id
+        self._timeout = timeout
 
     async def __call__(self, path: Path) -> str | None:
-        document: EditorDocument | None = await self._editor.read_document(self._session_id, path)
+        try:
+            async with asyncio.timeout(self._timeout):
+                document: EditorDocument | None = await self._editor.read_document(self._session_id, path)
+        except TimeoutError:
+            logger.warning("The editor did not answer a read of %s within %g s; reading the disk", path, self._timeout)
+            return None
         return document.text if document is not None else None
 
 
 class _EditorWriter:
-    """The tools' `FileWriter` port for one session: changes go through the editor."""
+    """The tools' `FileWriter` port for one session: changes go through the editor, which
+    must answer in time (else the tool fails, saying so, and the run goes on)."""
 
-    def __init__(self, editor: Editor, session_id: str) -> None:
+    def __init__(self, editor: Editor, session_id: str, timeout: float) -> None:
         self._editor = editor
         self._session_id = session_id
+        self._timeout = timeout
 
     async def write(self, path: Path, text: str) -> None:
-        await self._editor.write_document(self._session_id, path, text)
+        try:
+            async with asyncio.timeout(self._timeout):
+                await self._editor.write_document(self._session_id, path, text)
+        except TimeoutError:
+            message = (f"The editor did not answer within {self._timeout:g} s while writing {path}; the change may "
+                       "or may not have been applied. Read the file again before changing it.")
+            logger.warning("%s", message)
+            raise EditorTimeout(message) from None
 
 
 def _saved_outcomes(records: list[dict[str, Any]]) -> list[ApprovalResolvedEvent]:

@@ -18,6 +18,7 @@ class InitializationOptions(WireModel):
     approval_mode: ApprovalMode = "ask"
     tool_execution: ToolExecutionMode = "parallel"
     data_dir: str | None = None
+    dump_payloads: str | None = None
 
     @classmethod
     def from_raw(cls, raw: Any) -> InitializationOptions:
@@ -38,7 +39,8 @@ class InitializationOptions(WireModel):
 
     def host_settings(self) -> HostSettings:
         return HostSettings(default_model=self.default_model, approval_mode=self.approval_mode,
-                            tool_execution=self.tool_execution, data_dir=self.data_dir)
+                            tool_execution=self.tool_execution, data_dir=self.data_dir,
+                            dump_payloads=self.dump_payloads)
 
 
 class ClientFeatures(WireModel):

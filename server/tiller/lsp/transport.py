@@ -18,9 +18,11 @@ from typing import Any, BinaryIO
 
 from ..environment import catalog_withholding_secrets
 from ..stdio import take_over_stdio
+from ..telemetry import settings as telemetry
 from .dispatch import Dispatcher, dispatch_frames
 from .frames import DEFAULT_MAX_FRAME_BYTES, FrameReader, Read
 from .framing import CoalescingWriter
+from .log_messages import forward_logs_to_editor
 from .methods import register
 from .server import TillerLanguageServer
 
@@ -44,6 +46,7 @@ def create_server() -> TillerLanguageServer:
     # every command a tool runs could otherwise read (environment.py).
     server = TillerLanguageServer(catalog_withholding_secrets())
     register(server)
+    forward_logs_to_editor(server)
     return server
 
 
@@ -87,6 +90,7 @@ def _run(server: TillerLanguageServer, read: Read, writer: CoalescingWriter, max
     except KeyboardInterrupt:
         code = 130
     writer.flush()  # the last answers (shutdown) must reach the client before we go
+    telemetry.shutdown()  # spans still in the batch (os._exit skips atexit)
     sys.stderr.flush()
     # Worker threads (a local model mid-generation, the stdin reader) must not hold the
     # process open after the client is gone.
@@ -143,4 +147,6 @@ def serve_tcp(port: int, host: str = "127.0.0.1", max_frame_bytes: int = DEFAULT
         asyncio.run(main())
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    finally:
+        telemetry.shutdown()
     return 0
