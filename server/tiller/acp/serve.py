@@ -6,10 +6,12 @@ import asyncio
 import logging
 import os
 import sys
+from typing import NoReturn
 
 from acp.core import AgentSideConnection
 
 from ..environment import catalog_withholding_secrets
+from ..process_exit import cancel_leftover_tasks
 from ..stdio import take_over_stdio
 from ..telemetry import settings as telemetry
 from .agent import TillerAgent
@@ -32,12 +34,18 @@ def serve_acp() -> int:
         finally:
             await agent.host.close_all(timeout=0.5)
             await connection.close()
+            if await cancel_leftover_tasks():
+                _finish(0)
 
     code = 0
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
         code = 130
+    _finish(code)
+
+
+def _finish(code: int) -> NoReturn:
     telemetry.shutdown()  # spans still in the batch (os._exit skips atexit)
     sys.stderr.flush()
     # Worker threads (the stdin reader, a local model) must not hold the process open.

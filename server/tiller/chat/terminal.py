@@ -292,7 +292,10 @@ class ChatApp:
     def _on_sigint(self) -> None:
         if self._run is not None and not self._run.done() and not self._aborting:
             self._aborting = True
-            self.ui.end_line()
+            # Deltas may still arrive until the abort lands: a newline here would split the
+            # reply in a redirected stdout. On a terminal it keeps the notice on its own line.
+            if self.ui.color:
+                self.ui.end_line()
             self.ui.notice("aborting… (Ctrl-C again to quit)")
             self._abort_task = asyncio.ensure_future(self._abort())
         else:

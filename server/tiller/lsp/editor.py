@@ -104,8 +104,12 @@ class LspEditor:
     async def write_document(self, session_id: str, path: Path, text: str) -> None:
         document = self.open_document(path)
         if document is not None and self._client_applies_edits():
+            # A buffer that already holds the text gets no edit, so the client has nothing to
+            # save: the disk may still differ (the file was deleted or changed behind the
+            # buffer, e.g. a rewind restoring it), so it is written here.
+            unchanged = document.source == text
             text = await self._edit_buffer(session_id, path, document, text)
-            if not self._client_features().saves_edited_documents:
+            if unchanged or not self._client_features().saves_edited_documents:
                 await self._disk.write(path, text)
             return
         if document is None and not path.exists() and self._client_creates_files():

@@ -14,9 +14,10 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from ..environment import catalog_withholding_secrets
+from ..process_exit import cancel_leftover_tasks
 from ..stdio import take_over_stdio
 from ..telemetry import settings as telemetry
 from .dispatch import Dispatcher, dispatch_frames
@@ -79,6 +80,9 @@ def _run(server: TillerLanguageServer, read: Read, writer: CoalescingWriter, max
         finally:
             # EOF or exit: abort runs so that nothing keeps the process alive.
             await server.host.close_all(timeout=0.5)
+            if await cancel_leftover_tasks():
+                ending = sys.exc_info()[1]
+                _finish(writer, int(ending.code or 0) if isinstance(ending, SystemExit) else 0)
 
     code = 0
     try:
@@ -89,6 +93,10 @@ def _run(server: TillerLanguageServer, read: Read, writer: CoalescingWriter, max
         logger.error("The client closed the connection")
     except KeyboardInterrupt:
         code = 130
+    _finish(writer, code)
+
+
+def _finish(writer: CoalescingWriter, code: int) -> NoReturn:
     writer.flush()  # the last answers (shutdown) must reach the client before we go
     telemetry.shutdown()  # spans still in the batch (os._exit skips atexit)
     sys.stderr.flush()

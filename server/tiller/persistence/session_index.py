@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,7 +162,10 @@ class SessionIndex:
             for entry in entries:
                 if entry.name.endswith(".jsonl") and not entry.name.startswith("."):
                     try:
-                        on_disk[entry.name[: -len(".jsonl")]] = entry.stat()
+                        # Only regular files, as the loader: a FIFO would block the read,
+                        # and a symlink could point anywhere.
+                        if entry.is_file(follow_symlinks=False):
+                            on_disk[entry.name[: -len(".jsonl")]] = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
         # (size, mtime_ns, offset) by id: all a listing with nothing changed needs to read.
@@ -215,7 +219,10 @@ class _Database:
 
 def _read_on(row: _Row, path: Path, status: os.stat_result) -> None:
     """Read `path` from `row.offset` to its last complete line into `row`."""
-    with path.open("rb") as handle:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # swapped for a FIFO meanwhile: no wait
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
         handle.seek(row.offset)
         data = handle.read(max(status.st_size - row.offset, 0))
     end = data.rfind(b"\n") + 1
@@ -252,7 +259,9 @@ def _read_line(row: _Row, line: bytes) -> None:
             row.title = _title(message)
     elif kind == "session":
         cwd, model, created = record.get("cwd"), record.get("model"), record.get("created")
-        if isinstance(cwd, str) and isinstance(model, str):
+        if row.cwd is not None:
+            return  # a second header: the loader skips it too
+        if isinstance(cwd, str) and os.path.isabs(cwd) and isinstance(model, str):
             row.cwd, row.model = os.path.realpath(cwd), model
         if isinstance(created, int) and not isinstance(created, bool):
             row.created = created

@@ -168,13 +168,18 @@ export interface StartOptions {
 type TestContext = { after(fn: () => unknown): void };
 
 export function tempDir(t: TestContext, prefix = "tiller-ext-"): string {
-  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+  const dir = untrackedTempDir(prefix);
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
+function untrackedTempDir(prefix = "tiller-ext-"): string {
+  return realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+}
+
 export async function startServer(t: TestContext, script: FauxScript, options: StartOptions = {}): Promise<RunningServer> {
-  const home = tempDir(t);
+  // Removed only once the server is gone (below): it may still be recording a checkpoint there.
+  const home = untrackedTempDir();
   const workspace = options.workspace ?? path.join(home, "workspace");
   mkdirSync(workspace, { recursive: true });
   const scriptPath = path.join(home, "faux.json");
@@ -233,6 +238,8 @@ export async function startServer(t: TestContext, script: FauxScript, options: S
   t.after(async () => {
     await stop();
     if (proc.exitCode === null) proc.kill("SIGKILL");
+    await exited;
+    rmSync(home, { recursive: true, force: true });
   });
 
   const init = await withTimeout(
