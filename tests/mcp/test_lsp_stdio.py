@@ -71,6 +71,9 @@ async def test_a_servers_tool_is_offered_approved_called_and_the_server_stops_wi
     echo = next(tool for tool in listed["tools"] if tool["name"] == "toolbox__echo")
     assert echo["server"] == "toolbox" and echo["readOnly"] is True
     assert "server" not in next(tool for tool in listed["tools"] if tool["name"] == "read")
+    built_in = {tool["name"]: tool["readOnly"] for tool in listed["tools"] if "server" not in tool}
+    assert built_in == {"read": True, "grep": True, "find": True, "ls": True,
+                        "bash": False, "edit": False, "write": False}
 
     await client.request("agent/closeSession", {"sessionId": session})
     assert not _alive(server_pid) or _reaped_soon(server_pid)

@@ -68,6 +68,7 @@ class GuardedTool(AgentTool):
         self.tool = tool
         self.name, self.label, self.description = tool.name, tool.label, tool.description
         self.parameters = tool.parameters
+        self.read_only = tool.read_only  # agent/listTools and plan mode read it
         self._redactor = redactor
 
     async def execute(

@@ -140,11 +140,19 @@ class SessionIndex:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION:
-                db.executescript("DROP TABLE IF EXISTS sessions;")
-                db.executescript(_SCHEMA)
-                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            # Checked and (re)built under the write lock: two listings opening a new index at
+            # once must not drop the table the other has just made.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    db.execute("DROP TABLE IF EXISTS sessions")
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        db.execute(statement)
+                    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
             db.execute("SELECT count(*) FROM sessions").fetchone()
         except sqlite3.DatabaseError:
             db.close()
