@@ -69,6 +69,7 @@ def test_tiller_rewind_puts_back_the_files_and_the_conversation(start_neovim, wo
     nvim.wait_chat("Written.")
     nvim.wait_idle()
     assert (workspace / "made.txt").read_text() == "made by the agent\n"
+    (workspace / "made.txt").write_text("changed by the user after the run\n")
 
     nvim.nvim.command("TillerRewind")
     question = nvim.wait_asked(1)
@@ -78,6 +79,12 @@ def test_tiller_rewind_puts_back_the_files_and_the_conversation(start_neovim, wo
     restore = nvim.wait_asked(2)
     assert restore["labels"] == ["files and conversation", "files only", "conversation only"]
     nvim.answer(2, 1)
+    # Restoring would lose the user's later change: the plugin asks first.
+    force = nvim.wait_asked(3)
+    assert "made.txt changed after the agent's last turn" in force["prompt"]
+    assert force["labels"] == ["Restore anyway", "Keep my changes"]
+    assert (workspace / "made.txt").exists()
+    nvim.answer(3, 1)
     wait_message(nvim, "tiller: rewound (2 messages)")
     nvim.wait("not table.concat(vim.api.nvim_buf_get_lines(require('tiller.chat').chat_buffer("
               "require('tiller').chat()), 0, -1, false), '\\n'):find('Written.', 1, true)",

@@ -1,5 +1,6 @@
 -- Commands that look at or change what the server keeps for a session: its command rules
 -- (:TillerRules), its checkpoints (:TillerRewind) and its tools (:TillerTools).
+local client = require('tiller.client')
 local session = require('tiller.session')
 
 local M = {}
@@ -101,6 +102,30 @@ local function rewound(result)
   return table.concat(parts, '; ')
 end
 
+-- The server refuses (-32007) a restore that would lose changes made after the agent's last
+-- turn: the user decides whether it goes on (what was there stays in the undo checkpoint).
+local LOSES_CHANGES = -32007
+
+local function rewind_to(chat, params)
+  session.with_session(chat, function(lsp)
+    params.sessionId = chat.id
+    client.request(lsp, 'agent/rewind', params, function(err, done)
+      if err and err.code == LOSES_CHANGES and not params.force then
+        M.pick({ 'Restore anyway', 'Keep my changes' }, err.message, 'rewind_force', nil, function(answer)
+          if answer == 'Restore anyway' then
+            params.force = true
+            rewind_to(chat, params)
+          end
+        end)
+      elseif err then
+        session.note(chat, 'Could not rewind: ' .. (err.message or vim.inspect(err)), 'error')
+      else
+        vim.notify(rewound(done))
+      end
+    end)
+  end)
+end
+
 -- :TillerRewind: pick a prompt of the conversation and what to put back as it was before it.
 -- The chat reloads on the `rewind` event (session.on_event).
 function M.rewind(chat)
@@ -122,10 +147,7 @@ function M.rewind(chat)
       M.pick(M.RESTORE, 'Restore', 'restore', function(r)
         return r.label
       end, function(choice)
-        local params = { checkpointId = checkpoint.checkpointId, restore = choice.restore }
-        request(chat, 'agent/rewind', params, 'Could not rewind', function(done)
-          vim.notify(rewound(done))
-        end)
+        rewind_to(chat, { checkpointId = checkpoint.checkpointId, restore = choice.restore })
       end)
     end)
   end)
