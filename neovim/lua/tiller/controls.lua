@@ -155,12 +155,17 @@ end
 
 -- --- tools -----------------------------------------------------------------------------------
 
+-- One tool as a list item: its name and the first line of its description.
+local function tool_line(tool)
+  local first = vim.split(tool.description or '', '\n')[1]
+  return string.format('- %s%s: %s', tool.name, tool.readOnly and ' (read-only)' or '', first)
+end
+
 local function tool_lines(result)
   local lines = { '# Built-in tools', '' }
   for _, tool in ipairs(result.tools) do
     if not tool.server then
-      table.insert(lines, string.format('- %s%s: %s', tool.name, tool.readOnly and ' (read-only)' or '',
-        vim.split(tool.description or '', '\n')[1]))
+      table.insert(lines, tool_line(tool))
     end
   end
   for _, server in ipairs(result.mcpServers) do
@@ -171,8 +176,7 @@ local function tool_lines(result)
     end
     table.insert(lines, '')
     for _, tool in ipairs(server.tools) do
-      table.insert(lines, string.format('- %s%s: %s', tool.name, tool.readOnly and ' (read-only)' or '',
-        vim.split(tool.description or '', '\n')[1]))
+      table.insert(lines, tool_line(tool))
     end
   end
   return lines
