@@ -109,3 +109,24 @@ def test_tiller_tools_shows_the_built_in_tools(start_neovim):
     assert lines[2].startswith("- read: Read the contents of a file.")
     nvim.feed("q")
     assert nvim.lua("return vim.api.nvim_win_get_config(0).relative") == ""
+
+
+def test_a_rule_saved_from_a_bash_approval_is_listed_and_removed(start_neovim):
+    nvim = start_neovim([
+        reply(tool_call("bash", {"command": "echo saved-rule"}, id="b1")),
+        reply(text("Echoed.")),
+    ])
+    nvim.type_prompt("echo something")
+    approval = nvim.wait_asked(1)
+    every_project = next(i for i, label in enumerate(approval["labels"], 1) if label.endswith("in every project"))
+    nvim.answer(1, every_project)
+    nvim.wait_idle()
+    pattern = request(nvim, "agent/getRules", {})["user"]["rules"]["allow"]
+    assert len(pattern) == 1 and pattern[0].startswith("echo")
+
+    nvim.nvim.command("TillerRules")
+    question = nvim.wait_asked(2)
+    assert question["labels"] == [f"user     allow     {pattern[0]}"]
+    nvim.answer(2, 1)
+    wait_message(nvim, f'tiller: removed allow rule "{pattern[0]}" (user)')
+    assert request(nvim, "agent/getRules", {})["user"]["rules"]["allow"] == []
