@@ -48,6 +48,18 @@ command('TillerModel', function(opts)
   tiller().model(opts.args)
 end, { nargs = '?', desc = 'Pick the tiller model' })
 
+command('TillerRules', function()
+  tiller().rules()
+end, { desc = 'List the saved tiller command rules; remove the one picked' })
+
+command('TillerRewind', function()
+  tiller().rewind()
+end, { desc = 'Rewind files and/or the tiller conversation to before a prompt' })
+
+command('TillerTools', function()
+  tiller().tools()
+end, { desc = 'Show the tools of the tiller agent and its MCP servers' })
+
 command('TillerApprovalMode', function(opts)
   tiller().approval_mode(opts.args)
 end, {

@@ -8,6 +8,7 @@ local client = require('tiller.client')
 local session = require('tiller.session')
 local chat_ui = require('tiller.chat')
 local approval = require('tiller.approval')
+local controls = require('tiller.controls')
 
 local M = {}
 
@@ -164,14 +165,7 @@ function M.approve()
   approval.ask(chat_here())
 end
 
--- Ask the user to pick one of `items` with their picker (vim.ui.select).
-local function pick(items, prompt, kind, format_item, on_choice)
-  vim.ui.select(items, { prompt = prompt, kind = 'tiller.' .. kind, format_item = format_item }, function(choice)
-    if choice then
-      on_choice(choice)
-    end
-  end)
-end
+local pick = controls.pick
 
 local function age(ms)
   local seconds = os.time() - math.floor((ms or 0) / 1000)
@@ -253,6 +247,24 @@ function M.approval_mode(mode)
   end
   config.options.approval_mode = mode
   session.set(chat_here(), 'agent/setApprovalMode', { mode = mode })
+end
+
+-- :TillerRules: the saved command rules; the one picked is removed.
+function M.rules()
+  ensure_setup()
+  controls.rules(chat_here())
+end
+
+-- :TillerRewind: put files and/or the conversation back as they were before a prompt.
+function M.rewind()
+  ensure_setup()
+  controls.rewind(chat_here())
+end
+
+-- :TillerTools: the tools the agent may call and the MCP servers' state.
+function M.tools()
+  ensure_setup()
+  controls.tools(chat_here())
 end
 
 -- The chat of the current workspace (for statuslines and tests).

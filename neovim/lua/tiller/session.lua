@@ -141,6 +141,10 @@ function M.on_event(root, params)
   changed(chat)
   if params.event.type == 'approval_request' or params.event.type == 'approval_resolved' then
     M.on_approval(chat)
+  elseif params.event.type == 'rewind' then
+    -- The conversation may have gone back: show it as the server now has it.
+    chat.recovering = true
+    M.refresh(chat)
   end
 end
 
