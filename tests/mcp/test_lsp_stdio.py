@@ -113,6 +113,30 @@ async def test_a_rejected_call_never_reaches_the_server_and_the_model_hears_why(
     assert not (work / "n.txt").exists()
 
 
+async def test_plan_mode_runs_only_tools_the_server_marks_read_only_and_never_asks(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__echo", {"text": "look"})),
+                    Reply(chunks=openai_tool_call("c2", "toolbox__note", {"name": "n.txt", "text": "x"})),
+                    Reply(chunks=openai_tool_call("c3", "toolbox__fail", {"reason": "unmarked"})),
+                    Reply(chunks=openai_text("Planned.")))
+        client = await start_tiller(env=openai_env(model), capabilities=APPROVALS)
+        session = await client.new_session(model="openai/test-model", approvalMode="plan",
+                                           mcpServers=[toolbox(work)])
+        answer = await client.prompt(session, "plan a note").result()
+    results = tool_results(answer)
+    # readOnlyHint: true runs without asking.
+    assert result_text(results["c1"]) == "echo: look" and results["c1"]["isError"] is False
+    # readOnlyHint: false, and no annotation at all, are refused and never reach the server.
+    for call in ("c2", "c3"):
+        assert results[call]["isError"] is True
+        assert "the session is in plan mode" in result_text(results[call])
+        assert "not marked read-only" in result_text(results[call])
+    assert "toolbox__note" in result_text(results["c2"])
+    assert not (work / "n.txt").exists()
+    assert client.events_of(session, "approval_request") == []
+
+
 async def test_progress_streams_as_tool_updates_and_content_maps_into_the_result(start_tiller, workspace, tmp_path):
     with SSEServer() as model:
         model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__count", {"to": 3})),

@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 
 import { ApprovalNotices, type NoticeLink } from "./approvalNotices";
 import { removableRules, rulesWithout, type RuleItem } from "./commandRules";
+import { toolItems } from "./toolList";
 import { DiffApplyError } from "./diff";
 import { HunkChoices } from "./hunkChoices";
 import { TillerClient, type RpcConnection } from "./protocol/client";
@@ -516,6 +517,15 @@ export class TillerController implements vscode.Disposable {
     if (answer !== confirm) return;
     await client.setRules({ sessionId, scope: picked.scope, rules: rulesWithout(rules, picked) });
     void vscode.window.showInformationMessage(`tiller: removed the rule “${picked.pattern}”.`);
+  }
+
+  /** The session's tools and its MCP servers' states (agent/listTools), to look at. */
+  async showTools(): Promise<void> {
+    const client = this.requireClient();
+    const sessionId = this.sessionId;
+    if (!sessionId) return;
+    const listed = await client.listTools(sessionId);
+    await vscode.window.showQuickPick(toolItems(listed), { title: "tiller tools", matchOnDescription: true, matchOnDetail: true });
   }
 
   /** "Rewind to here" on the user message at `messageIndex`: back to the checkpoint taken

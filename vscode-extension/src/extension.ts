@@ -42,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("tiller.setThinkingLevel", run(() => controller.setThinkingLevel())),
     vscode.commands.registerCommand("tiller.setToolExecution", run(() => controller.setToolExecution())),
     vscode.commands.registerCommand("tiller.manageRules", run(() => controller.manageRules())),
+    vscode.commands.registerCommand("tiller.showTools", run(() => controller.showTools())),
     vscode.commands.registerCommand("tiller.stop", run(() => controller.stop())),
     vscode.commands.registerCommand("tiller.addSelectionToContext", () => controller.addSelectionToContext()),
     vscode.commands.registerCommand("tiller.addFileToContext", (uri?: vscode.Uri, uris?: vscode.Uri[]) =>

@@ -13,8 +13,9 @@ import { applyUnifiedDiff } from "../src/diff";
 import { TillerClient, type RpcConnection } from "../src/protocol/client";
 import { comparableView, viewFromState } from "../src/protocol/reducer";
 import { SessionSync } from "../src/protocol/sync";
+import { toolItems } from "../src/toolList";
 import type { AgentEventParams, ApprovalRequestEvent, AssistantMessage, ToolResultMessage } from "../src/protocol/types";
-import { reply, startServer, text, thinking, toolCall, withTimeout, type RunningServer } from "./helpers/server";
+import { reply, startServer, tempDir, text, thinking, toolCall, withTimeout, type RunningServer } from "./helpers/server";
 
 function approvals(server: RunningServer, sessionId: string): ApprovalRequestEvent[] {
   return server.events
@@ -318,4 +319,32 @@ test("the view is rebuilt from agent/getState: a new client, a gap in seq, a res
   await withTimeout(restarted.client.prompt({ sessionId, text: "still there?" }), "run after restart");
   assert.equal(again.view!.messages.length, messagesBefore.length + 2);
   assert.equal(again.gapsSeen, 0);
+});
+
+test("agent/listTools: a real MCP server's tools and state, a server that cannot start, as MCP Tools… shows them", async (t) => {
+  const server = await startServer(t, { responses: [] });
+  const { client } = server;
+  // The Python tests' MCP server (the official SDK's), over stdio; and one whose command does not exist.
+  const toolbox = path.resolve(process.cwd(), "..", "tests", "mcp", "servers", "toolbox.py");
+  const python = process.env.TILLER_PYTHON || "python3";
+  const { sessionId } = await client.newSession({
+    mcpServers: [
+      { name: "toolbox", command: python, args: [toolbox, "stdio"], env: { TOOLBOX_DIR: tempDir(t) } },
+      { name: "ghost", command: path.join(tempDir(t), "no-such-server") },
+    ],
+  });
+  const settled = (name: string, state: string) =>
+    server.waitFor((n) => n.sessionId === sessionId && n.event.type === "mcp_server_state"
+      && n.event.server.name === name && n.event.server.state === state, `${name} ${state}`);
+  await Promise.all([settled("toolbox", "ready"), settled("ghost", "failed")]);
+  const listed = await client.listTools(sessionId);
+  const byName = Object.fromEntries(listed.mcpServers.map((s) => [s.name, s]));
+  assert.equal(byName.toolbox.state, "ready");
+  assert.ok(byName.toolbox.tools.some((tool) => tool.tool === "echo" && tool.readOnly));
+  assert.equal(byName.ghost.state, "failed");
+  assert.ok(byName.ghost.message, "a failed server says why");
+
+  const labels = toolItems(listed).map((item) => item.label);
+  assert.ok(labels.includes("$(pass) toolbox: ready") && labels.includes("$(error) ghost: failed"));
+  assert.ok(labels.includes("toolbox__echo") && labels.includes("read"));
 });

@@ -86,6 +86,16 @@ test("partial JSON of a streaming tool call parses as far as it goes", () => {
   assert.equal(parsePartialJson(""), undefined);
 });
 
+test("the reducer turns a failed MCP server into the panel's warning line, and ignores the other states", () => {
+  const view = emptyView("s");
+  const server = { name: "db", source: "config", transport: "stdio", tools: [] };
+  applyEvent(view, { type: "mcp_server_state", server: { ...server, state: "starting" } } as never);
+  applyEvent(view, { type: "mcp_server_state", server: { ...server, state: "ready" } } as never);
+  assert.deepEqual(view.warnings, []);
+  applyEvent(view, { type: "mcp_server_state", server: { ...server, state: "failed", message: "exited with status 1" } } as never);
+  assert.deepEqual(view.warnings, ["MCP server db failed: exited with status 1"]);
+});
+
 test("the reducer rebuilds interleaved blocks by contentIndex, as protocol.md 3.1 says", () => {
   const view = emptyView("s");
   const update = (assistantMessageEvent: object) =>

@@ -6,7 +6,9 @@ write outside plan mode). The order:
 
 1. a deny rule refuses, in every mode;
 2. a rule file that cannot be read makes every command ask (its deny rules are unknown);
-3. plan mode runs only read-only lines (plan_mode.py) and refuses the rest, never asking;
+3. plan mode runs only read-only lines (plan_mode.py) and refuses the rest, never asking; an MCP
+   tool call runs in plan mode, unasked, only when its server marks the tool read-only
+   (`readOnlyHint`), and is refused otherwise (outside plan mode the mode decides);
 4. an ask rule asks, in every mode;
 5. a line that cannot be parsed asks, unless the mode is yolo and no rule could have stopped it;
 6. a line whose every command is allowed runs, except that a redirection writing a file still
@@ -81,6 +83,9 @@ class CommandPolicy:
     # --- deciding --------------------------------------------------------------------------
 
     def decide(self, request: ApprovalRequest, mode: ApprovalMode) -> Decision | None:
+        if request.kind == "mcp" and mode == "plan":
+            # The server's readOnlyHint is the only word on what an MCP tool changes.
+            return Decision("allow") if request.read_only else Decision("refuse", plan_mode.refused_mcp_call(request.tool_name, request.server))
         if request.kind != "execute":
             return Decision("refuse", plan_mode.REFUSED_CHANGE) if mode == "plan" else None
         source = request.command or ""

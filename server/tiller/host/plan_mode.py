@@ -4,6 +4,7 @@ In the `plan` approval mode read-only tools run as always; edit and write are re
 message telling the model it is planning; bash runs only lines whose every command is on the
 read-only list (tiller's, below, plus the `readOnly` rules of the user and a trusted project),
 that no rule denies or asks about, that write no file by redirection and that can be parsed.
+An MCP tool runs only if its server marks it read-only (the `readOnlyHint` annotation).
 Nothing ever asks the user in plan mode: what is not read-only is refused.
 
 The model is told in its system prompt while the mode lasts, and the first prompt after the
@@ -58,6 +59,13 @@ REFUSED_CHANGE = (
     "Not done: the session is in plan mode, where nothing is changed. Do not try to make this change "
     "another way: put it in your plan. The user will switch out of plan mode to have the plan carried out."
 )
+
+
+def refused_mcp_call(tool_name: str, server: str | None) -> str:
+    return (
+        f"Not run: the session is in plan mode, where only MCP tools that their server marks read-only run, "
+        f"and {tool_name} (of the MCP server {server}) is not marked read-only. Put the call in your plan."
+    )
 
 
 def refused_command(why: str) -> str:

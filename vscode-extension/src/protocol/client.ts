@@ -8,6 +8,7 @@ import type {
   EditorContext,
   ImageContent,
   ListCheckpointsResult,
+  ListToolsResult,
   ListModelsParams,
   ListModelsResult,
   ListSessionsParams,
@@ -141,6 +142,10 @@ export class TillerClient implements Disposable {
     return this.request("agent/deleteSession", { sessionId });
   }
   /** The command rules of the session, the project and the user (protocol.md 5.1). */
+  /** The session's tools, built-in and MCP, and each MCP server's state. */
+  listTools(sessionId: string): Promise<ListToolsResult> {
+    return this.request("agent/listTools", { sessionId });
+  }
   getRules(sessionId: string): Promise<RulesResult> {
     return this.request("agent/getRules", { sessionId });
   }

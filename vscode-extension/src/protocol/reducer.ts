@@ -373,6 +373,12 @@ export function applyEvent(view: SessionView, event: WireEvent): void {
     case "persistence_error":
       view.warnings.push(event.message);
       break;
+    case "mcp_server_state":
+      // The session goes on without the server's tools; the panel's warning line says why.
+      if (event.server.state === "failed") {
+        view.warnings.push(`MCP server ${event.server.name} failed${event.server.message ? `: ${event.server.message}` : ""}`);
+      }
+      break;
     case "context_usage": {
       const { type: _type, usage, ...context } = event;
       view.context = clone(context);

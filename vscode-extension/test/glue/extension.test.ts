@@ -475,6 +475,43 @@ test("Set Approval Mode offers plan; Command Rules… lists the saved rules and 
   controller.dispose();
 });
 
+test("MCP Tools… lists each MCP server's state, why a failed one failed, its tools, then the built-in tools", async () => {
+  const { controller, server } = await setup();
+  const listed = {
+    tools: [
+      { name: "read", description: "Read a file", readOnly: true },
+      { name: "bash", description: "Run a command", readOnly: false },
+      { name: "toolbox__echo", description: "Echo text", readOnly: true, server: "toolbox" },
+    ],
+    mcpServers: [
+      { name: "toolbox", source: "session", state: "ready", transport: "stdio",
+        tools: [{ name: "toolbox__echo", tool: "echo", description: "Echo text", readOnly: true }] },
+      { name: "db", source: "config", state: "failed", transport: "http", message: "connection refused", tools: [] },
+    ],
+  };
+  server.sendRequest = (async (method: string, params?: unknown) => {
+    server.requests.push({ method, params });
+    if (method === "agent/listTools") return listed;
+    return {};
+  }) as FakeServer["sendRequest"];
+  stub.answerQuickPick = () => undefined;
+  await controller.showTools();
+  assert.deepEqual(server.last("agent/listTools"), { sessionId: "s1" });
+  const items = stub.quickPicks.at(-1) as { label: string; description?: string; detail?: string }[];
+  assert.deepEqual(
+    items.map((i) => `${i.label} | ${i.description}`),
+    [
+      "$(pass) toolbox: ready | MCP server (stdio, session) · 1 tool",
+      "toolbox__echo | toolbox tool · read-only",
+      "$(error) db: failed | MCP server (http, config) · 0 tools",
+      "read | built-in · read-only",
+      "bash | built-in",
+    ],
+  );
+  assert.equal(items[2].detail, "connection refused");
+  controller.dispose();
+});
+
 test("rewind to here: the panel's action finds the message's checkpoint, rewinds what the user picks, and can undo", async () => {
   const { controller, server, posted } = await setup();
   const checkpoints = [
