@@ -69,6 +69,9 @@ def test_tiller_rewind_puts_back_the_files_and_the_conversation(start_neovim, wo
     nvim.wait_chat("Written.")
     nvim.wait_idle()
     assert (workspace / "made.txt").read_text() == "made by the agent\n"
+    # What the run left is recorded in the background after it answers; listing the
+    # checkpoints waits for that, so the user's change below is surely the user's.
+    request(nvim, "agent/listCheckpoints", {})
     (workspace / "made.txt").write_text("changed by the user after the run\n")
 
     nvim.nvim.command("TillerRewind")
@@ -105,8 +108,9 @@ def test_tiller_tools_shows_the_built_in_tools(start_neovim):
     lines = nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
     assert lines[0] == "# Built-in tools"
     names = [line.split(":")[0].removeprefix("- ") for line in lines if line.startswith("- ")]
-    assert names == ["read", "bash", "edit", "write", "grep", "find", "ls"], lines
-    assert lines[2].startswith("- read: Read the contents of a file.")
+    assert names == ["read (read-only)", "bash", "edit", "write", "grep (read-only)", "find (read-only)",
+                     "ls (read-only)"], lines
+    assert lines[2].startswith("- read (read-only): Read the contents of a file.")
     nvim.feed("q")
     assert nvim.lua("return vim.api.nvim_win_get_config(0).relative") == ""
 
