@@ -44,12 +44,13 @@ async def test_changes_in_one_reply_ask_for_approval_at_once(start_tiller, works
     ], capabilities=APPROVALS)
     session = await client.new_session()
     prompt = client.prompt(session, "write both")
-    first = await client.wait_approval(session, 1)
-    second = await client.wait_approval(session, 2)  # asked before the first is answered
+    # Both are asked before either is answered; running in parallel, they may arrive in either order.
+    asked = [await client.wait_approval(session, 1), await client.wait_approval(session, 2)]
+    by_call = {a["toolCallId"]: a for a in asked}
     state = await client.request("agent/getState", {"sessionId": session})
-    assert sorted(a["toolCallId"] for a in state["pendingApprovals"]) == ["wa", "wb"]
-    await client.respond(session, second["approvalId"], "allow_once")
-    await client.respond(session, first["approvalId"], "reject_once", "not this one")
+    assert sorted(a["toolCallId"] for a in state["pendingApprovals"]) == sorted(by_call) == ["wa", "wb"]
+    await client.respond(session, by_call["wb"]["approvalId"], "allow_once")
+    await client.respond(session, by_call["wa"]["approvalId"], "reject_once", "not this one")
     answer = await prompt.result()
     results = tool_results(answer)
     assert results["wb"]["isError"] is False and results["wa"]["isError"] is True
