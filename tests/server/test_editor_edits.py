@@ -96,8 +96,8 @@ async def test_a_stale_buffer_fails_the_edit_and_asks_the_model_to_read_again(st
     await client.respond(session, approval["approvalId"], "allow_once")
     typed = tool_results(await prompt.result())["typed"]
     assert typed["isError"] is True
-    assert "changed in the editor after it was read (version 1 -> 2)" in result_text(typed)
-    assert "Read the file again and redo the edit." in result_text(typed)
+    assert result_text(typed) == ("Not written: app.py changed while the change waited for approval, so the "
+                                  "approved change no longer fits it. Read the file again and redo the change.")
     assert len(client.applied_edits) == 1  # the stale edit never went out
 
     assert path.read_text() == "x = 1\n"

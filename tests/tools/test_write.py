@@ -113,6 +113,30 @@ async def test_abort_while_waiting_for_approval_writes_nothing(ws: Workspace, pr
     assert not (project / "a.txt").exists()
 
 
+@pytest.mark.parametrize(("before", "meanwhile", "said"), [
+    ("mine\n", "mine, typed while the approval waited\n", "changed"),
+    (None, "made by the user meanwhile\n", "was created"),
+    ("mine\n", None, "was deleted"),
+])
+async def test_a_file_that_changes_while_the_approval_waits_is_not_overwritten(
+        ws: Workspace, project: Path, before: str | None, meanwhile: str | None, said: str):
+    target = project / "a.txt"
+    if before is not None:
+        target.write_text(before)
+
+    def the_user_acts_then_allows(proposal: ApprovalRequest) -> None:
+        if meanwhile is None:
+            target.unlink()
+        else:
+            target.write_text(meanwhile)
+
+    tool = WriteTool(ws, approve=the_user_acts_then_allows)
+    message = await fails(tool, path="a.txt", content="the agent's text\n")
+    assert message == (f"Not written: a.txt {said} while the change waited for approval, so the approved "
+                       "change no longer fits it. Read the file again and redo the change.")
+    assert (target.read_text() if target.exists() else None) == meanwhile  # the user's work is kept
+
+
 async def test_custom_writer_receives_the_text(ws: Workspace, project: Path):
     class Recorder:
         def __init__(self) -> None:

@@ -2,7 +2,8 @@
 
 write and edit first compute the complete new text and a diff (a `Proposal`) without
 touching anything; an optional `approve(request)` hook (see ports.py) then runs (the server asks the user
-there, and raises to refuse); only then does the `FileWriter` apply it. The user may allow
+there, and raises to refuse); only then, and only if the file still holds the text the
+change was planned on, does the `FileWriter` apply it. The user may allow
 only some hunks: then only those are applied, and the result tells the model which hunks
 went in and which did not, and why. Changes to one path are serialised so two parallel
 edits cannot both start from the same original.
@@ -20,6 +21,7 @@ from ..ai.abort import AbortSignal
 from .aborts import raise_if_aborted, unless_aborted
 from .atomic_write import AtomicFileWriter, PathChangedError
 from .diff import unified_diff
+from .documents import current_text
 from .hunks import Hunk, apply_hunks, diff_hunks
 from .ports import ApprovalKind, ApprovalRequest, Approve, FileWriter, HunkSelection, OpenDocument
 from .results import text_result
@@ -34,6 +36,10 @@ class Proposal:
     new_text: str
     diff: str  # unified diff of old_text -> new_text
     details: Any = None  # extra result details (edit: firstChangedLine)
+
+
+class FileChangedError(Exception):
+    """The file changed between planning a change and applying it."""
 
 
 class PathLocks:
@@ -91,6 +97,8 @@ class FileChangeTool(AgentTool):
                 selection = await unless_aborted(resolve(self.approve(request)), cancel)
             raise_if_aborted(cancel)
             self._check_unchanged(args.get("path"), proposal.path)
+            if self.approve is not None:
+                await self._check_text_unchanged(proposal)
             if selection is not None:
                 return await self._apply_selected(proposal, request.hunks, selection)
             await self.writer.write(proposal.path, proposal.new_text)
@@ -112,6 +120,18 @@ class FileChangeTool(AgentTool):
         )
         return text_result(text, {"diff": applied.diff, "appliedHunks": [h.id for h in kept],
                                   "rejectedHunks": [h.id for h in dropped]})
+
+    async def _check_text_unchanged(self, proposal: Proposal) -> None:
+        """The file still holds the text the change was planned on. The user may type in the
+        buffer, or save the file from elsewhere, while the approval waits; writing the
+        planned text then would silently undo their work."""
+        now = await current_text(proposal.path, self.open_document)
+        if now != proposal.old_text:
+            state = "was created" if proposal.old_text is None else ("was deleted" if now is None else "changed")
+            raise FileChangedError(
+                f"Not written: {proposal.display_path} {state} while the change waited for approval, "
+                "so the approved change no longer fits it. Read the file again and redo the change."
+            )
 
     def _check_unchanged(self, display: str | None, approved: Path) -> None:
         """The path resolves where it did when the change was planned (and approved): a
