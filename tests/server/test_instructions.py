@@ -69,3 +69,34 @@ async def test_no_instruction_files_no_event(start_tiller, workspace):
         await client.prompt(session, "Hi").result()
     assert client.events_of(session, "instructions_loaded") == []
     assert server.requests[0].json["messages"][0]["content"] == "Just this."
+
+
+async def test_instruction_files_stay_inside_the_workspace_and_are_read_only_in_part(start_tiller, tmp_path, workspace):
+    secret = tmp_path / "outside-secret.txt"
+    secret.write_text("OUTSIDE=do-not-send")
+    (workspace / "AGENTS.md").symlink_to(secret)  # a cloned repository could ship this link
+    (workspace / "CLAUDE.md").write_text("Root rules, in CLAUDE.md.")
+    pkg = workspace / "pkg"
+    pkg.mkdir()
+    (pkg / "RULES.md").write_text("Pkg rules, kept under another name.")
+    (pkg / "CLAUDE.md").symlink_to(pkg / "RULES.md")  # a link within the project is fine
+    big = workspace / "big"
+    big.mkdir()
+    (big / "AGENTS.md").write_text("Big rules. " + "x" * 5_000_000)
+
+    with SSEServer() as server:
+        server.reply(Reply(chunks=openai_text("Ok.")), Reply(chunks=openai_text("Ok.")))
+        client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/test-model"})
+        session = await client.new_session(cwd=str(pkg), tools=[], systemPrompt="Base.")
+        await client.prompt(session, "Hi").result()
+        system = server.requests[0].json["messages"][0]["content"]
+        [loaded] = client.events_of(session, "instructions_loaded")
+        assert [f["path"] for f in loaded["files"]] == [str(workspace / "CLAUDE.md"), str(pkg / "CLAUDE.md")]
+        assert "do-not-send" not in system
+        assert "Root rules, in CLAUDE.md." in system and "Pkg rules, kept under another name." in system
+
+        big_session = await client.new_session(cwd=str(big), tools=[], systemPrompt="Base.")
+        await client.prompt(big_session, "Hi").result()
+        system = server.requests[1].json["messages"][0]["content"]
+        assert "Big rules." in system and len(system) < 40_000
+        assert system.endswith("[… cut here: only the first 32000 characters of this 5000011-byte file are shown]")

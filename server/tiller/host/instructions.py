@@ -9,6 +9,11 @@ the final word):
    (the nearest directory with a `.git`); failing that the cwd alone.
 In each directory AGENTS.md is read, or CLAUDE.md when there is no AGENTS.md.
 
+A project file is read only if it is a regular file whose real path stays inside the
+workspace root (`CLAUDE.md -> AGENTS.md` is common; a link to `/proc/self/environ` or
+`~/.ssh/config` in a cloned repository would put secrets into the prompt). Only the first
+MAX_FILE_CHARS characters of a file are read and sent, so a huge file costs nothing.
+
 Before each prompt the files are looked for again; a file that changed, appeared or went
 away changes the system prompt of that run, and the session reports the new list.
 """
@@ -43,7 +48,8 @@ class _Loaded:
     path: Path
     scope: Scope
     stamp: tuple[int, int]  # (mtime_ns, size): a change shows in either
-    text: str
+    text: str  # at most MAX_FILE_CHARS characters
+    cut: bool  # the file holds more than `text`
 
 
 class ProjectInstructions:
@@ -64,10 +70,10 @@ class ProjectInstructions:
             return self.base_prompt
         sections = [self.base_prompt, HEADING]
         for item in self._loaded:
-            text = item.text
-            if len(text) > MAX_FILE_CHARS:
-                text = text[:MAX_FILE_CHARS] + f"\n[… {len(item.text) - MAX_FILE_CHARS} more characters not shown]"
-            sections.append(f"## {item.path}\n\n{text.strip()}")
+            text = item.text.strip()
+            if item.cut:
+                text += f"\n[… cut here: only the first {MAX_FILE_CHARS} characters of this {item.stamp[1]}-byte file are shown]"
+            sections.append(f"## {item.path}\n\n{text}")
         return "\n\n".join(sections)
 
     def refresh(self) -> bool:
@@ -85,10 +91,10 @@ class ProjectInstructions:
                 found.append(known)
                 continue
             try:
-                text = path.read_text(encoding="utf-8", errors="replace")
+                text, cut = _read_start(path)
             except OSError:
                 continue
-            found.append(_Loaded(path, scope, stamp, text))
+            found.append(_Loaded(path, scope, stamp, text, cut))
         changed = found != self._loaded
         self._loaded = found
         return changed
@@ -109,28 +115,43 @@ class ProjectInstructions:
 
     def _candidates(self) -> list[tuple[Path, Scope]]:
         candidates: list[tuple[Path, Scope]] = []
-        if (user := _first_existing(self.user_dir)) is not None:
+        # The user's own directory is theirs to link wherever they keep their dotfiles.
+        if (user := _first_existing(self.user_dir, confined_to=None)) is not None:
             candidates.append((user, "user"))
-        for directory in self._project_dirs():
-            if (path := _first_existing(directory)) is not None:
+        root, directories = self._project_dirs()
+        for directory in directories:
+            if (path := _first_existing(directory, confined_to=root)) is not None:
                 candidates.append((path, "project"))
         return candidates
 
-    def _project_dirs(self) -> list[Path]:
-        """From the workspace root down to the cwd."""
+    def _project_dirs(self) -> tuple[Path, list[Path]]:
+        """The workspace root, and the directories from it down to the cwd."""
         cwd = Path(os.path.realpath(self.cwd))
         holding = [root for root in self.roots if cwd == root or root in cwd.parents]
         root = max(holding, key=lambda r: len(r.parts)) if holding else _git_root(cwd) or cwd
         chain = [cwd, *(parent for parent in cwd.parents if parent == root or root in parent.parents)]
-        return list(reversed(chain))
+        return root, list(reversed(chain))
 
 
-def _first_existing(directory: Path) -> Path | None:
+def _first_existing(directory: Path, confined_to: Path | None) -> Path | None:
+    """The directory's AGENTS.md, else its CLAUDE.md: a regular file (links followed) whose
+    real path lies under `confined_to`, when given. A name that is there but leads outside
+    counts as absent, so the next name is tried."""
     for name in NAMES:
         path = directory / name
-        if path.is_file():
+        if not path.is_file():
+            continue
+        real = Path(os.path.realpath(path))
+        if confined_to is None or confined_to in real.parents:
             return path
     return None
+
+
+def _read_start(path: Path) -> tuple[str, bool]:
+    """The first MAX_FILE_CHARS characters of the file, and whether it holds more."""
+    with path.open(encoding="utf-8", errors="replace") as file:
+        text = file.read(MAX_FILE_CHARS + 1)
+    return text[:MAX_FILE_CHARS], len(text) > MAX_FILE_CHARS
 
 
 def _git_root(start: Path) -> Path | None:
