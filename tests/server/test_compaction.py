@@ -335,6 +335,10 @@ async def test_the_context_meter_after_each_turn_and_in_get_state(start_tiller):
     assert {k: state["contextUsage"][k] for k in ("tokens", "source")} == {"tokens": 1230, "source": "provider"}
     assert state["usage"] == event["usage"]
     assert state["compaction"]["compactAtSource"] == "default" and state["instructions"] == []
+    # A changed system prompt (plan mode adds to it) is not in the provider's count: estimated again.
+    await client.request("agent/setApprovalMode", {"sessionId": session, "mode": "plan"})
+    planned = (await client.request("agent/getState", {"sessionId": session}))["contextUsage"]
+    assert planned["source"] == "estimate" and planned["tokens"] != 1230
 
 
 # --- reloaded ------------------------------------------------------------------------------
@@ -360,3 +364,74 @@ async def test_compactions_and_settings_come_back_with_a_reloaded_session(start_
         await client.prompt(session, "Third").result()
     assert texts(server.requests[3].json["messages"])[1:] == [
         f"{SUMMARY_PREFIX}\n\n<summary>\n## Goal\nCount.\n</summary>", "Two.", "Third"]
+
+
+# --- with rewinds, prompts and reloads -----------------------------------------------------
+
+
+async def test_a_rewind_behind_a_compaction_undoes_it_also_after_a_reload(start_tiller, tmp_path):
+    with SSEServer() as server:
+        server.reply(Reply(chunks=openai_text("One.")), Reply(chunks=openai_text("Two.")),
+                     Reply(chunks=openai_text("Three.")), summary_reply("## Goal\nCount to three."),
+                     Reply(chunks=openai_text("Again.")), Reply(chunks=openai_text("Reloaded.")))
+        client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/test-model"})
+        session = await client.new_session(tools=["read", "bash"], approvalMode="yolo")  # checkpoints recorded
+        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
+        for text in ("First", "Second", "Third"):
+            await client.prompt(session, text).result()
+        compaction = await client.request("agent/compact", {"sessionId": session})
+        assert compaction["firstKeptIndex"] == 5
+        checkpoints = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+        second = next(c for c in checkpoints if c["title"] == "Second")
+
+        done = await client.request("agent/rewind", {"sessionId": session, "checkpointId": second["checkpointId"],
+                                                     "restore": "conversation"})
+        assert done["messageCount"] == 2
+        # The summary stood for messages the rewind dropped: it is undone, and said so.
+        assert client.events_of(session, "compaction_undone") == [{"type": "compaction_undone",
+                                                                   "compactionId": compaction["id"]}]
+        assert (await client.request("agent/getState", {"sessionId": session}))["compactions"] == []
+        await client.prompt(session, "Again").result()
+        assert texts(server.requests[4].json["messages"])[1:] == ["First", "One.", "Again"]
+
+        await client.request("agent/closeSession", {"sessionId": session})
+        await client.request("agent/loadSession", {"sessionId": session})
+        state = await client.request("agent/getState", {"sessionId": session})
+        assert state["compactions"] == [] and len(state["messages"]) == 4
+        await client.prompt(session, "Reloaded?").result()
+        assert texts(server.requests[5].json["messages"])[1:] == ["First", "One.", "Again", "Again.", "Reloaded?"]
+
+
+async def test_a_prompt_sent_while_compacting_runs_after_the_compaction(start_tiller, tmp_path):
+    with GatedSSEServer() as server:
+        server.reply(Reply(chunks=openai_text("One.")), Reply(chunks=openai_text("Two.")),
+                     Reply(chunks=[HOLD, *openai_text("## Goal\nCount.")]), Reply(chunks=openai_text("Three.")),
+                     Reply(chunks=openai_text("Four.")))
+        client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/test-model"})
+        session = await client.new_session(tools=[])
+        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
+        await client.prompt(session, "First").result()
+        await client.prompt(session, "Second").result()
+
+        compacting = client.send("agent/compact", {"sessionId": session})
+        await server.wait_for_requests(3)
+        prompt = client.prompt(session, "Third")
+        state = await client.request("agent/getState", {"sessionId": session})
+        assert state["isCompacting"] is True and state["isStreaming"] is False and len(state["messages"]) == 4
+        server.release()
+        compaction = await compacting.result()
+        assert (await prompt.result())["stopReason"] == "stop"
+        assert compaction["firstKeptIndex"] == 3
+        # The run started from the compacted context, and its events follow the compaction's.
+        assert texts(server.requests[3].json["messages"])[1:] == [
+            f"{SUMMARY_PREFIX}\n\n<summary>\n## Goal\nCount.\n</summary>", "Two.", "Third"]
+        kinds = [n["event"]["type"] for n in client.session_events(session)]
+        assert kinds.index("compaction_end") < kinds.index("agent_start", kinds.index("compaction_start"))
+
+        await client.request("agent/closeSession", {"sessionId": session})
+        await client.request("agent/loadSession", {"sessionId": session})
+        state = await client.request("agent/getState", {"sessionId": session})
+        assert [c["firstKeptIndex"] for c in state["compactions"]] == [3]  # not moved by the prompt
+        await client.prompt(session, "Fourth").result()
+        assert texts(server.requests[4].json["messages"])[1:] == [
+            f"{SUMMARY_PREFIX}\n\n<summary>\n## Goal\nCount.\n</summary>", "Two.", "Third", "Three.", "Fourth"]

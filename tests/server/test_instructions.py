@@ -100,3 +100,15 @@ async def test_instruction_files_stay_inside_the_workspace_and_are_read_only_in_
         system = server.requests[1].json["messages"][0]["content"]
         assert "Big rules." in system and len(system) < 40_000
         assert system.endswith("[… cut here: only the first 32000 characters of this 5000011-byte file are shown]")
+
+
+async def test_the_default_prompt_follows_a_model_change_into_the_next_run(start_tiller, workspace):
+    (workspace / "AGENTS.md").write_text("Root rules: run the tests.")
+    with SSEServer() as server:
+        server.reply(Reply(chunks=openai_text("Ok.")))
+        client = await start_tiller(env=openai_env(server))
+        session = await client.new_session(model="local/smollm2-135m", tools=[])  # text-only: its own prompt
+        await client.request("agent/setModel", {"sessionId": session, "model": "openai/test-model"})
+        await client.prompt(session, "Hi").result()
+    system = server.requests[0].json["messages"][0]["content"]
+    assert system.startswith("You are tiller, a coding agent") and "Root rules: run the tests." in system

@@ -76,6 +76,9 @@ class ContextWindow:
         self._compactions: list[CompactionInfo] = []  # in effect, oldest first; the last one counts
         self._summary_usage: list[Usage] = []  # every summary written, undone ones included (billed)
         self._trusted_from = 0  # provider reports are trusted from this message index on
+        # What the last provider report was made with: a report from before a change of the
+        # system prompt (AGENTS.md, plan mode), the tools or the model no longer fits.
+        self._request_shape: tuple[Any, ...] | None = None
         self._lock = asyncio.Lock()
         self._manual: AbortSignal | None = None
         self._working: list[Any] = []  # the messages of the call being prepared
@@ -155,6 +158,10 @@ class ContextWindow:
         start = min(active.first_kept_index, len(messages)) if active else 0
         offset = 1 if active else 0
         state = self._agent.state
+        shape = (state.system_prompt, tuple(tool.name for tool in state.tools), state.model.ref)
+        if shape != self._request_shape:  # (also the first count of a loaded session)
+            self._request_shape = shape
+            self._trusted_from = max(self._trusted_from, len(messages))
         return count_request(self.view(messages) if view is None else view, system_prompt=state.system_prompt,
                              tools=state.tools, trusted_from=max(self._trusted_from - start, 0) + offset)
 
@@ -197,6 +204,11 @@ class ContextWindow:
     @property
     def is_compacting(self) -> bool:
         return self._lock.locked()
+
+    async def wait_idle(self) -> None:
+        """Return once no compaction is in progress."""
+        async with self._lock:
+            pass
 
     async def compact(self, instructions: str | None = None) -> CompactionInfo:
         """`agent/compact`: compact now, whatever the threshold."""
@@ -302,6 +314,20 @@ class ContextWindow:
         self._emit(CompactionUndoneEvent(compaction_id=undone.id))
         self._emit(self.usage_event())
         return undone
+
+    def keep_compactions_within(self, shared: int) -> None:
+        """The conversation was replaced by one that shares only its first `shared` messages
+        with the old (a rewind): a compaction that summarized more than those stands for
+        messages that are gone, so it is undone (and recorded so, for a reload)."""
+        dropped = [c for c in self._compactions if c.first_kept_index > shared]
+        if not dropped:
+            return
+        self._compactions = [c for c in self._compactions if c.first_kept_index <= shared]
+        for compaction in dropped:
+            self._save_record({"type": "compactionUndone", "id": compaction.id})
+            self._emit(CompactionUndoneEvent(compaction_id=compaction.id))
+        self._trusted_from = len(self._agent.state.messages)
+        self._emit(self.usage_event())
 
     # --- views and restoring ------------------------------------------------------------
 

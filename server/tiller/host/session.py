@@ -8,12 +8,15 @@ completed message is kept and the event stream always ends with `agent_end`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from ..agent import Agent, AgentTool
 from ..agent.types import AgentEndEvent, MessageEndEvent, ToolExecutionEndEvent
 from ..ai.types import AssistantMessage, ImageContent, Model, TextContent, UserMessage, total_usage
 from ..persistence.session_files import session_title
+from ..protocol.context import CompactionInfo
 from ..protocol.errors import ErrorCode
 from ..protocol.events import QueueUpdateEvent, SessionStateEvent
 from ..protocol.methods import (
@@ -71,6 +74,8 @@ class Session:
         self.instructions = instructions
         self._left_plan_mode = False
         self._run: asyncio.Task[None] | None = None
+        # An operation that must not overlap a run (a rewind): what it is, while it lasts.
+        self._exclusive: str | None = None
         self._last_run_messages: list[Any] = []
         self._sent_queue: tuple[list[str], list[str]] = ([], [])
         agent.subscribe(self._on_agent_event)
@@ -115,7 +120,13 @@ class Session:
         context: list[EditorContext] | None = None,
         streaming_behavior: StreamingBehavior | None = None,
     ) -> PromptResult:
+        self._refuse_if_exclusive()
+        if not self.is_running and self.context.is_compacting:
+            # A manual compaction: the run starts from its result (the conversation it
+            # recorded must not grow under it).
+            await self.context.wait_idle()
         message = await self._user_message(text, images, context)
+        self._refuse_if_exclusive()
         if not self.is_running:  # a changed AGENTS.md applies from the next run on
             await self.instructions.apply(self.agent, self.events.emit)
             self.agent.set_system_prompt(self.full_system_prompt())
@@ -142,6 +153,34 @@ class Session:
         finally:
             await self.checkpoints.end_turn()
         return self._result()
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, what: str) -> AsyncIterator[None]:
+        """Hold the session for an operation that must not overlap a run, a compaction or
+        another such operation (a rewind replaces the conversation under them)."""
+        if self.is_running:
+            raise HostError(ErrorCode.SESSION_BUSY, f"Session {self.id} is running; abort it before {what}.")
+        if self.context.is_compacting:
+            raise HostError(ErrorCode.SESSION_BUSY, f"Session {self.id} is compacting; wait for it before {what}.")
+        self._refuse_if_exclusive()
+        self._exclusive = what
+        try:
+            yield
+        finally:
+            self._exclusive = None
+
+    def _refuse_if_exclusive(self) -> None:
+        if self._exclusive is not None:
+            raise HostError(ErrorCode.SESSION_BUSY,
+                            f"Session {self.id} is busy {self._exclusive}; try again once that is done.")
+
+    async def compact(self, instructions: str | None = None) -> CompactionInfo:
+        self._refuse_if_exclusive()
+        return await self.context.compact(instructions)
+
+    def undo_compaction(self) -> CompactionInfo:
+        self._refuse_if_exclusive()
+        return self.context.undo()
 
     def _begin_checkpoint(self, text: str) -> None:
         """Record the workspace before a run that may change it (see checkpoints.py)."""
@@ -212,8 +251,10 @@ class Session:
 
     def set_model(self, model: Model) -> None:
         self.agent.set_model(model)
-        # A default system prompt follows the model (a text-only model gets its own).
-        self.agent.set_system_prompt(system_prompt_for(model, self.agent.state.system_prompt))
+        # A default system prompt follows the model (a text-only model gets its own); the
+        # base the next runs build on changes with it.
+        self.instructions.base_prompt = system_prompt_for(model, self.instructions.base_prompt)
+        self.agent.set_system_prompt(self.full_system_prompt())
 
     def set_tools(self, tools: list[AgentTool]) -> None:
         self.agent.set_tools(tools)
@@ -236,7 +277,11 @@ class Session:
         return self.recorder.records_of(self.agent.state.messages)
 
     def restore_conversation(self, records: list[int]) -> None:
+        current = self.conversation_records() or []
         self.agent.replace_messages(self.recorder.restore(records))
+        # A compaction stands for a start of the conversation: it stays only while the
+        # restored conversation still begins with the messages it summarized.
+        self.context.keep_compactions_within(_common_prefix(current, records))
 
     def rules(self) -> RulesResult:
         return self.policy.rules()
@@ -314,3 +359,13 @@ def _text_of(message: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(getattr(block, "text", "") for block in content if getattr(block, "type", "") == "text")
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading records two conversations share."""
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count

@@ -219,17 +219,19 @@ async def list_checkpoints(ls: TillerLanguageServer, params: SessionRef) -> List
 
 
 async def rewind(ls: TillerLanguageServer, params: RewindParams) -> RewindResult:
-    return await rewind_session(ls.host.get(params.session_id), ls.host.editor, params)
+    session = ls.host.get(params.session_id)
+    async with session.exclusive("rewinding"):
+        return await rewind_session(session, ls.host.editor, params)
 
 
 async def compact(ls: TillerLanguageServer, params: CompactParams) -> CompactionInfo:
-    return await ls.host.get(params.session_id).context.compact(params.instructions)
+    return await ls.host.get(params.session_id).compact(params.instructions)
 
 
 async def undo_compaction(ls: TillerLanguageServer, params: SessionRef) -> UndoCompactionResult:
-    context = ls.host.get(params.session_id).context
-    undone = context.undo()
-    return UndoCompactionResult(undone=undone, context_usage=context.usage())
+    session = ls.host.get(params.session_id)
+    undone = session.undo_compaction()
+    return UndoCompactionResult(undone=undone, context_usage=session.context.usage())
 
 
 async def set_compaction(ls: TillerLanguageServer, params: SetCompactionParams) -> CompactionSettings:
