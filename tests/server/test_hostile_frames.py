@@ -106,6 +106,13 @@ async def test_a_length_that_lies_short_or_long_costs_only_its_own_frame(start_r
     await server.write(b"Content-Length: %d\r\n\r\n" % (len(body) + 30000) + body + frame(request("third")))
     assert "result" in await server.answer("third")
     assert "result" in await server.answer("long liar")
+    # Only a little more: the next frame's header starts inside the claimed body and ends
+    # past it; it is found all the same.
+    for extra in (1, 7, 19):
+        body = json.dumps(request(f"short by {extra}")).encode()
+        await server.write(b"Content-Length: %d\r\n\r\n" % (len(body) + extra) + body + frame(request(f"after {extra}")))
+        assert "result" in await server.answer(f"after {extra}")
+        assert "result" in await server.answer(f"short by {extra}")
     parse_errors = [m for m in server.answers() if m.get("error", {}).get("code") == -32700]
     assert len(parse_errors) == 1 and parse_errors[0]["id"] is None
     await still_serving(server)
@@ -154,6 +161,15 @@ async def test_invalid_requests_get_minus_32600(start_raw):
     errors = [m for m in server.answers() if "error" in m]
     assert [(m["error"]["code"], m["id"]) for m in errors] == [(-32600, expected) for _, expected in cases]
     assert all(len(m["error"]["message"]) < 300 for m in errors)
+
+
+async def test_responses_that_do_not_read_are_dropped_never_answered(start_raw):
+    server = await start_raw()
+    for body in ({"jsonrpc": "2.0", "id": 5, "error": "oops"}, {"jsonrpc": "2.0", "id": 6, "error": {"code": "x"}},
+                 {"jsonrpc": "2.0", "id": 7, "result": None, "error": {"code": 1, "message": "both"}}):
+        await server.write(frame(json.dumps(body).encode()))
+    await still_serving(server)
+    assert [m for m in server.answers() if m.get("id") in (5, 6, 7)] == []
 
 
 async def test_unparseable_bodies_get_minus_32700(start_raw):

@@ -69,7 +69,11 @@ class Dispatcher:
 
     def _message(self, incoming: Incoming) -> None:
         if incoming.kind == "response":
-            self._deliver(incoming)
+            try:
+                self._deliver(incoming)
+            except RpcError as error:  # a response is never answered (JSON-RPC 2.0)
+                logger.warning("Dropping a response to request %s that does not read: %s",
+                               clip(str(incoming.id), 80), error.message)
         elif incoming.kind == "notification":
             self._notification(incoming)
         else:

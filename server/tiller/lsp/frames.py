@@ -175,8 +175,10 @@ class FrameReader:
         end = self._pos + size
         scanned = self._pos
         while True:
-            found = find_header(self._buffer, scanned, min(end, len(self._buffer)))
-            if found >= 0:
+            # A header that starts inside the body may end past it (a length a few bytes too
+            # large): look that far, or the next frame's header would be cut in two.
+            found = find_header(self._buffer, scanned, min(end + MAX_HEADER_BYTES, len(self._buffer)))
+            if 0 <= found < end:
                 return found
             if len(self._buffer) >= end:
                 return end
