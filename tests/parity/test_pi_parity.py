@@ -33,6 +33,9 @@ import pytest
 
 from .tiller_trace import run_scenario
 
+# The module's fixture installs and runs the real pi-agent-core in Node once (npm ci when stale).
+pytestmark = pytest.mark.timeout(600)
+
 PARITY = Path(__file__).resolve().parent
 NODE_DIR = PARITY / "node"
 SPEC = json.loads((PARITY / "scenarios.json").read_text(encoding="utf-8"))
