@@ -237,6 +237,26 @@ async def test_nothing_to_compact_is_a_clear_error(start_tiller):
     assert len(server.requests) == 3
 
 
+async def test_a_failed_summary_is_still_billed(start_tiller):
+    cost = {"prompt_tokens": 900, "completion_tokens": 0, "total_tokens": 900}
+    with SSEServer() as server:
+        server.reply(Reply(chunks=openai_text("One.")), Reply(chunks=openai_text("Two.")), Reply(chunks=[
+            openai_chunk({"role": "assistant", "content": ""}), openai_chunk({}, "stop"),
+            openai_chunk({}, usage=cost), b"data: [DONE]\n\n"]))
+        client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/gpt-4o-mini"})
+        session = await client.new_session(tools=[])
+        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
+        await client.prompt(session, "First").result()
+        await client.prompt(session, "Second").result()
+        before = (await client.request("agent/getState", {"sessionId": session}))["usage"]
+        with pytest.raises(JsonRpcException) as failed:
+            await client.request("agent/compact", {"sessionId": session})
+        assert failed.value.code == COMPACTION_FAILED and "empty summary" in str(failed.value)
+        state = await client.request("agent/getState", {"sessionId": session})
+    assert state["compactions"] == [] and len(state["messages"]) == 4
+    assert state["usage"]["input"] == before["input"] + 900 and state["usage"]["cost"]["total"] > before["cost"]["total"]
+
+
 # --- aborted ------------------------------------------------------------------------------
 
 

@@ -64,6 +64,8 @@ class CompactionError(Exception):
     def __init__(self, message: str, *, aborted: bool = False) -> None:
         super().__init__(message)
         self.aborted = aborted
+        # What the summary requests made before the failure cost: billed all the same.
+        self.usage: Usage | None = None
 
 
 class _TooLong(CompactionError):
@@ -116,6 +118,18 @@ async def summarize(
     base = stream_options(model) if stream_options else StreamOptions()
     options = dataclasses.replace(base, api_key=key, signal=signal, max_tokens=max_tokens)
     replies: list[AssistantMessage] = []
+    try:
+        return await _summarize_in_parts(model, messages, system_prompt, max_tokens, previous, instructions,
+                                         options, signal, replies)
+    except CompactionError as error:
+        error.usage = total_usage(replies) if replies else None
+        raise
+
+
+async def _summarize_in_parts(model: Model, messages: list[Any], system_prompt: str, max_tokens: int,
+                              previous: str | None, instructions: str | None, options: StreamOptions,
+                              signal: AbortSignal, replies: list[AssistantMessage]) -> tuple[str, Usage]:
+    """`summarize`'s attempts, each reply appended to `replies` as it comes."""
     budget = _chunk_budget(model, system_prompt, max_tokens, previous, instructions)
     for _ in range(SUMMARY_ATTEMPTS):
         summary = previous

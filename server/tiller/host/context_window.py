@@ -260,6 +260,8 @@ class ContextWindow:
                                              instructions=instructions, api_key=self._agent.get_api_key, signal=signal,
                                              stream_options=self._agent.get_stream_options)
         except CompactionError as error:
+            if error.usage is not None:
+                self._summary_usage.append(error.usage)
             self._emit(CompactionEndEvent(reason=reason, tokens_before=tokens_before, aborted=error.aborted,
                                           error_message=None if error.aborted else str(error)))
             raise
