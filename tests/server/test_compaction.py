@@ -302,6 +302,28 @@ async def test_an_aborted_compaction_changes_nothing(start_tiller, tmp_path):
         "compactionSettings", "compactionSettings"]
 
 
+async def test_a_cancelled_compaction_request_ends_its_compaction_and_changes_nothing(start_tiller):
+    with GatedSSEServer() as server:
+        server.reply(Reply(chunks=openai_text("One.")), Reply(chunks=openai_text("Two.")),
+                     Reply(chunks=[HOLD, *openai_text("## Goal\nNever arrives.")]), Reply(chunks=openai_text("Three.")))
+        client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/test-model"})
+        session = await client.new_session(tools=[])
+        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
+        await client.prompt(session, "First").result()
+        await client.prompt(session, "Second").result()
+        pending = client.send("agent/compact", {"sessionId": session})
+        await server.wait_for_requests(3)
+        client.cancel(pending)
+        with pytest.raises(JsonRpcException):
+            await pending.result()
+        state = await client.request("agent/getState", {"sessionId": session})
+        assert state["compactions"] == [] and state["isCompacting"] is False
+        [end] = client.events_of(session, "compaction_end")
+        assert end["aborted"] is True and len(client.events_of(session, "compaction_start")) == 1
+        await client.prompt(session, "Third").result()
+        assert texts(server.requests[3].json["messages"])[1:] == ["First", "One.", "Second", "Two.", "Third"]
+
+
 # --- oversize tool output ------------------------------------------------------------------
 
 

@@ -265,6 +265,9 @@ class ContextWindow:
             self._emit(CompactionEndEvent(reason=reason, tokens_before=tokens_before, aborted=error.aborted,
                                           error_message=None if error.aborted else str(error)))
             raise
+        except asyncio.CancelledError:  # the request was cancelled ($/cancelRequest): every start has its end
+            self._emit(CompactionEndEvent(reason=reason, tokens_before=tokens_before, aborted=True))
+            raise
         self._summary_usage.append(usage)
         info = CompactionInfo(id=uuid.uuid4().hex[:12], reason=reason, summary=summary, first_kept_index=keep,
                               tokens_before=tokens_before, tokens_after=0, timestamp=now_ms(),
