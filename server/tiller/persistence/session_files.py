@@ -24,6 +24,7 @@ The data directory is `initializationOptions.dataDir`, else `$TILLER_DATA_DIR`, 
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -90,15 +91,23 @@ class SessionFile:
         self.path = path
 
     def append(self, *records: dict[str, Any]) -> None:
-        """Append records as lines: one write, one fsync."""
+        """Append records as whole lines, durably (fsync), or not at all: an OSError leaves the
+        file as it was."""
         lines = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
         # backslashreplace: a lone surrogate (JSON lets a model stream one) is saved as its
         # JSON escape, so the line stays valid UTF-8 and loads back as it was.
         data = lines.encode("utf-8", "backslashreplace")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, data)
-            os.fsync(fd)
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError:
+                # A disk that filled up or a file-size limit writes part of the data: the half
+                # line would swallow the next record appended after it. Cut it off again.
+                os.ftruncate(fd, size)
+                raise
         finally:
             os.close(fd)
 
@@ -111,6 +120,17 @@ class SessionFile:
 
     def append_branch(self, conversation: list[list[int]]) -> None:
         self.append({"type": "branch", "conversation": conversation})
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write may write less than asked (a full disk, RLIMIT_FSIZE): go on until all of it is
+    written or the next write fails."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "the file took no more bytes")
+        view = view[written:]
 
 
 def approval_record(event: dict[str, Any]) -> dict[str, Any]:
