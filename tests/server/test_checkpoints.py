@@ -6,13 +6,17 @@ to lose the user's later work unless forced, and never touch what lies outside t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from .harness import editor_capabilities, one_call_per_turn, tool_call
+from tiller.ai.types import TextContent, UserMessage
+from tiller.persistence.session_files import message_record
+
+from .harness import FAUX, editor_capabilities, one_call_per_turn, reply, text, tool_call
 
 APPROVALS = editor_capabilities(approvals=True)
 
@@ -178,3 +182,41 @@ async def test_a_rewind_leaves_ignored_files_alone(start_tiller, workspace):
     assert done["skipped"] == [{"path": "data.txt", "reason": "it is ignored or too large to be in checkpoints, "
                                                             "so what is there now was never recorded"}]
     assert (workspace / "data.txt").read_text() == "not recorded\n"
+
+
+async def test_a_conversation_rewind_reads_the_session_file_off_the_event_loop(start_tiller, workspace, tmp_path):
+    # A long session: 12 MB of messages an earlier rewind dropped (a branch), so it loads empty
+    # but a rewind of its conversation reads the whole file back.
+    session = "0123456789ab"
+    sessions = tmp_path / "tiller-data" / "sessions"
+    sessions.mkdir(parents=True)
+    records = [{"type": "session", "version": 1, "id": session, "cwd": str(workspace), "created": 1, "model": FAUX}]
+    records += [message_record(UserMessage(content=[TextContent(text=f"{n} " + "x" * 500)])) for n in range(24_000)]
+    records.append({"type": "branch", "conversation": []})
+    (sessions / f"{session}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    # Another session streams a long answer a character every 10 ms while the rewind runs.
+    client = await start_tiller([reply(text("Done.")), reply(text("Done.")), reply(text("y" * 3000))],
+                                chunk_chars=1, delay_ms=10)
+    await client.request("agent/loadSession", {"sessionId": session})
+    await client.prompt(session, "one").result()
+    await client.prompt(session, "two").result()
+    second = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"][-1]
+    (settled,) = (tmp_path / "tiller-data" / "checkpoints").glob(f"*/refs/tiller/settled/{session}")
+    before = settled.read_text()
+    other = await client.new_session()
+    streaming = client.prompt(other, "talk")
+    await client.wait_event(lambda p: p["sessionId"] == other and p["event"]["type"] == "message_update")
+
+    rewinding = client.send("agent/rewind", {"sessionId": session, "checkpointId": second["checkpointId"],
+                                             "restore": "conversation"})
+    # The rewind has recorded its undo checkpoint (the settled ref moved); next it reads the file.
+    while settled.read_text() == before and not rewinding.future.done():
+        await asyncio.sleep(0.005)
+    reading_from = len(client.events)
+    assert (await rewinding.result())["messageCount"] == 2
+    assert rewinding.events_before is not None
+    streamed = [p for p in client.events[reading_from:rewinding.events_before] if p["sessionId"] == other]
+    # While the file was read, the other session's stream went on (a blocked loop sends nothing).
+    assert len(streamed) >= 10, f"only {len(streamed)} events of the other session while the rewind read the file"
+    await client.request("agent/abort", {"sessionId": other})
+    await streaming.result()

@@ -81,7 +81,7 @@ async def rewind(session: Session, editor: Editor, params: RewindParams) -> Rewi
         raise HostError(ErrorCode.INTERNAL_ERROR, f"The rewind failed: {error}") from None
     if conversation:
         try:
-            session.restore_conversation(from_ranges(wanted or []))
+            await session.restore_conversation(from_ranges(wanted or []))
         except ValueError as error:
             raise HostError(ErrorCode.INVALID_PARAMS, f"Invalid params: restore: {error}") from None
     count = len(session.agent.state.messages)

@@ -235,8 +235,8 @@ class Session:
     def conversation_records(self) -> list[int] | None:
         return self.recorder.records_of(self.agent.state.messages)
 
-    def restore_conversation(self, records: list[int]) -> None:
-        self.agent.replace_messages(self.recorder.restore(records))
+    async def restore_conversation(self, records: list[int]) -> None:
+        self.agent.replace_messages(await self.recorder.restore(records))
 
     def rules(self) -> RulesResult:
         return self.policy.rules()
