@@ -29,7 +29,7 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,8 +225,8 @@ class SessionStore:
             elif kind == "approval" and isinstance(record.get("event"), dict):
                 saved.resolved_approvals.append(record["event"])
             elif kind == "branch":
-                kept = from_ranges(record.get("conversation"), len(saved.records))
-                saved.conversation = [i for i in kept if saved.records[i] is not None]
+                unusable = {i for i, message in enumerate(saved.records) if message is None}
+                saved.conversation = branch_conversation(record, len(saved.records), unusable)
             elif kind == "settings":
                 _apply_settings(saved, record, path, number)
             else:
@@ -359,6 +359,13 @@ def from_ranges(ranges: Any, count: int = 1_000_000) -> list[int]:
                 and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)):
             records.extend(range(max(pair[0], 0), min(pair[1], count)))
     return records
+
+
+def branch_conversation(record: dict[str, Any], count: int, unusable: Container[int]) -> list[int]:
+    """The conversation a `branch` record makes of the `count` message records before it: the
+    ones it names, less the `unusable` (a message that does not validate is in no
+    conversation). The loader and the session index both follow branches by this."""
+    return [i for i in from_ranges(record.get("conversation"), count) if i not in unusable]
 
 
 def session_title(messages: list[Any]) -> str:
