@@ -220,3 +220,27 @@ async def test_a_conversation_rewind_reads_the_session_file_off_the_event_loop(s
     assert len(streamed) >= 10, f"only {len(streamed)} events of the other session while the rewind read the file"
     await client.request("agent/abort", {"sessionId": other})
     await streaming.result()
+
+
+async def test_a_rewind_never_deletes_what_the_checkpoint_left_out(start_tiller, workspace):
+    (workspace / ".gitignore").write_text(".env\n")
+    (workspace / ".env").write_text("TOKEN=the user's only copy\n")
+    with (workspace / "data.csv").open("wb") as handle:  # over the 10 MiB limit: not recorded
+        handle.truncate(11 * 1024 * 1024)
+    client = await start_tiller(one_call_per_turn(
+        # The agent stops ignoring .env and shrinks data.csv: both are recorded from now on.
+        tool_call("bash", {"command": "printf '' > .gitignore && printf 'header\\n' > data.csv"}, id="b1"),
+    ), capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "tidy up").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert done["restored"] == [".gitignore"] and done["deleted"] == []
+    assert done["skipped"] == [
+        {"path": ".env", "reason": "it was ignored when the checkpoint was taken, so what is there now is kept"},
+        {"path": "data.csv", "reason": "it was too large to be in the checkpoint, so what is there now is kept"},
+    ]
+    assert (workspace / ".env").read_text() == "TOKEN=the user's only copy\n"
+    assert (workspace / "data.csv").read_text() == "header\n"
+    assert (workspace / ".gitignore").read_text() == ".env\n"

@@ -6,8 +6,10 @@ First the workspace and the conversation as they are now are recorded as a check
 - files: every path whose content differs between now and the checkpoint is put back: text
   files through the editor (so an open buffer changes where the user can undo it), other files
   and symlinks on disk; files created since are deleted. Paths are checked against the workspace
-  (nothing outside it is touched, whatever symlinks say), and a file present on disk but absent
-  from the snapshot of now (ignored, or too large to be recorded) is left alone.
+  (nothing outside it is touched, whatever symlinks say). A file the checkpoint left out
+  (ignored by its ignore files, or too large then) is never deleted, and one present on disk but
+  absent from the snapshot of now (ignored, or too large to be recorded) is left alone: both are
+  listed in `skipped`.
 - conversation: the messages after the checkpoint are dropped from the session (they stay in
   its file, as a branch).
 
@@ -68,6 +70,7 @@ async def rewind(session: Session, editor: Editor, params: RewindParams) -> Rewi
                 ref=None, parent_ref=checkpoints.ref,
             )
             changes = await repo.changes(now.tree, target.tree) if files else []
+            changes = await _keep_what_it_left_out(repo, target, changes, outcome)
             if changes and not params.force:
                 await _refuse_if_user_changes(repo, await checkpoints.settled_tree(), now, changes)
             # Recorded only now: a refused rewind leaves no checkpoint behind.
@@ -89,6 +92,17 @@ async def rewind(session: Session, editor: Editor, params: RewindParams) -> Rewi
                                     message_count=count))
     return RewindResult(undo_checkpoint_id=now.sha, restored=outcome.restored, deleted=outcome.deleted,
                         skipped=outcome.skipped, message_count=count)
+
+
+async def _keep_what_it_left_out(repo: ShadowRepo, target: Commit, changes: list[Change],
+                                 outcome: _Outcome) -> list[Change]:
+    """The changes less the deletions of files the checkpoint left out (ignored or too large
+    then, recorded since): it does not know what they held, so they stay, listed in `skipped`."""
+    gone = [c.path for c in changes if c.new_mode == _ABSENT and c.old_mode not in (_ABSENT, _GITLINK)]
+    left_out = await repo.left_out(target, gone) if gone else {}
+    outcome.skipped += [SkippedFile(path=path, reason=f"{reason}, so what is there now is kept")
+                        for path, reason in sorted(left_out.items())]
+    return [c for c in changes if c.path not in left_out]
 
 
 async def _refuse_if_user_changes(repo: ShadowRepo, settled: str | None, now: Commit, changes: list[Change]) -> None:

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ class Change:
     old_mode: str  # "000000" when absent
     new_mode: str
     new_blob: str
+    old_blob: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,16 +83,19 @@ class ShadowRepo:
                    GIT_COMMITTER_EMAIL="tiller@localhost")
         return env
 
-    async def git(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
-        # `init` makes the repository; everything else runs in it, on the workspace.
-        where = [] if args[0] == "init" else [f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}"]
+    async def git(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,),
+                  work_tree: str | None = None) -> bytes:
+        # `init` makes the repository; everything else runs in it, on the workspace (or
+        # another `work_tree`).
+        work_tree = work_tree or self.work_tree
+        where = [] if args[0] == "init" else [f"--git-dir={self.git_dir}", f"--work-tree={work_tree}"]
         process = await asyncio.create_subprocess_exec(
             "git", *where,
             "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false",
             "-c", "advice.addEmbeddedRepo=false", "-c", "gc.auto=0",
             # Directory mtimes spare git re-reading unchanged directories for untracked files.
             "-c", "core.untrackedCache=true", *args,
-            cwd=self.work_tree, env=self._env(), stdin=asyncio.subprocess.PIPE if input is not None else None,
+            cwd=work_tree, env=self._env(), stdin=asyncio.subprocess.PIPE if input is not None else None,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         out, err = await process.communicate(input)
@@ -143,6 +148,8 @@ class ShadowRepo:
             await self.git("add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
                            input=_pathspecs(changed), ok=(0, 1))
         tree = (await self.git("write-tree")).decode().strip()
+        if too_big:  # so a rewind to it knows these were there, and leaves them alone
+            meta = {**meta, "tooLarge": too_big}
         parents: list[str] = []
         if parent_ref is not None and (parent := await self.resolve(parent_ref)):
             parents = ["-p", parent]
@@ -230,9 +237,36 @@ class ShadowRepo:
             header, path = fields[index].decode(), fields[index + 1].decode("utf-8", "surrogateescape")
             if not header.startswith(":"):
                 continue
-            old_mode, new_mode, _, new_blob, _ = header[1:].split(" ")
-            changes.append(Change(path, old_mode, new_mode, new_blob))
+            old_mode, new_mode, old_blob, new_blob, _ = header[1:].split(" ")
+            changes.append(Change(path, old_mode, new_mode, new_blob, old_blob))
         return changes
+
+    async def left_out(self, commit: Commit, paths: list[str]) -> dict[str, str]:
+        """Which of `paths` (none of them in `commit`) the snapshot left out rather than found
+        missing, and why: too large then, or ignored by the ignore files it holds. A rewind to
+        it must not delete them: it never knew what they held."""
+        too_large = set(commit.meta.get("tooLarge") or ())
+        reasons = {path: "it was too large to be in the checkpoint" for path in paths if path in too_large}
+        rest = [path for path in paths if path not in reasons]
+        if rest:
+            for path in await self._ignored_in(commit.tree, rest):
+                reasons[path] = "it was ignored when the checkpoint was taken"
+        return reasons
+
+    async def _ignored_in(self, tree: str, paths: list[str]) -> list[str]:
+        """Which `paths` the `.gitignore` files of `tree` (and the exclude file) ignore: git
+        judges them in a scratch work tree holding just those ignore files."""
+        listing = await self.git("ls-tree", "-r", "-z", tree)
+        with tempfile.TemporaryDirectory(prefix="tiller-ignores-") as scratch:
+            for entry in listing.split(b"\0"):
+                info, _, name = entry.partition(b"\t")
+                if name.rsplit(b"/", 1)[-1] == b".gitignore" and info.split(b" ")[1:2] == [b"blob"]:
+                    target = Path(scratch, os.fsdecode(name))
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(await self.blob(info.split(b" ")[2].decode()))
+            out = await self.git("check-ignore", "--no-index", "-z", "--stdin", input=_pathspecs(paths, magic=None),
+                                 ok=(0, 1), work_tree=scratch)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     async def blob(self, sha: str) -> bytes:
         return await self.git("cat-file", "blob", sha)
@@ -242,8 +276,8 @@ class ShadowRepo:
             await self.git("update-ref", "-d", ref, ok=(0, 1))
 
 
-def _pathspecs(paths: list[str], magic: str = "literal") -> bytes:
-    prefix = f":({magic})".encode()
+def _pathspecs(paths: list[str], magic: str | None = "literal") -> bytes:
+    prefix = f":({magic})".encode() if magic else b""
     return b"".join(prefix + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
 
 
