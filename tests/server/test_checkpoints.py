@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 
 import pytest
 from pygls.exceptions import JsonRpcException
@@ -244,3 +245,36 @@ async def test_a_rewind_never_deletes_what_the_checkpoint_left_out(start_tiller,
     assert (workspace / ".env").read_text() == "TOKEN=the user's only copy\n"
     assert (workspace / "data.csv").read_text() == "header\n"
     assert (workspace / ".gitignore").read_text() == ".env\n"
+
+
+async def test_a_workspace_in_a_repository_follows_the_ignore_files_above_it(start_tiller, workspace):
+    # The session works in pkg/ of a repository whose top ignores .env and node_modules/.
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".gitignore").write_text(".env\nnode_modules/\n")
+    package = workspace / "pkg"
+    package.mkdir()
+    (package / "main.py").write_text("print(1)\n")
+    (package / ".gitignore").write_text("*.log\n")
+    (package / ".env").write_text("TOKEN=old\n")
+    client = await start_tiller(one_call_per_turn(
+        # The agent edits main.py and un-ignores .env in pkg/.gitignore (so it is recorded since).
+        tool_call("bash", {"command": "echo 'print(2)' > main.py && echo '!.env' >> .gitignore"}, id="b1"),
+    ), capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo", cwd=str(package))
+    await client.prompt(session, "change main").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    (package / "node_modules" / "x").mkdir(parents=True)  # the user installs packages: never recorded
+    (package / "node_modules" / "x" / "i.js").write_text("1\n")
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files", force=True)
+    assert sorted(done["restored"]) == [".gitignore", "main.py"] and done["deleted"] == []
+    assert done["skipped"] == [{"path": ".env", "reason": "it was ignored when the checkpoint was taken, "
+                                                          "so what is there now is kept"}]
+    assert (package / "main.py").read_text() == "print(1)\n" and (package / ".env").read_text() == "TOKEN=old\n"
+    assert (package / "node_modules" / "x" / "i.js").read_text() == "1\n"
+    # What the repository ignores was never copied into tiller's data directory.
+    shadow = next((workspace.parent / "tiller-data" / "checkpoints").iterdir())
+    recorded = (await asyncio.to_thread(
+        subprocess.run, ["git", f"--git-dir={shadow}", "log", "--all", "--name-only", "--format="],
+        capture_output=True, text=True, check=True)).stdout.split()
+    assert "main.py" in recorded and not any(path.startswith("node_modules") for path in recorded)
