@@ -278,3 +278,49 @@ async def test_a_workspace_in_a_repository_follows_the_ignore_files_above_it(sta
         subprocess.run, ["git", f"--git-dir={shadow}", "log", "--all", "--name-only", "--format="],
         capture_output=True, text=True, check=True)).stdout.split()
     assert "main.py" in recorded and not any(path.startswith("node_modules") for path in recorded)
+
+
+async def test_unsaved_changes_in_the_editor_refuse_a_rewind_unless_forced(start_tiller, seeded):
+    workspace = seeded
+    client = await start_tiller(FIRST_TURN, capabilities=APPROVALS)
+    client.open_document(workspace / "a.txt", "one\n")
+    client.edit_like_an_editor()
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "change things").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    uri = (workspace / "a.txt").as_uri()
+    assert client.buffers[uri][0] == "ONE\n"
+    client.change_document(workspace / "a.txt", "ONE\nunsaved words\n", client.buffers[uri][1] + 1)  # not saved
+    await client.request("agent/getState", {"sessionId": session})  # the server has seen the change
+
+    with pytest.raises(JsonRpcException) as refused:
+        await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert refused.value.code == -32007 and "a.txt has unsaved changes in the editor" in str(refused.value)
+    assert client.buffers[uri][0] == "ONE\nunsaved words\n" and (workspace / "b.txt").read_text() == "x = 2\n"
+
+    # Forced, the buffer is replaced through the editor (where the user can undo it).
+    done = await rewind(client, session, checkpoint["checkpointId"], "files", force=True)
+    assert "a.txt" in done["restored"] and client.buffers[uri][0] == "one\n"
+
+
+async def test_a_file_changed_while_the_rewind_runs_is_left_alone(start_tiller, seeded):
+    workspace = seeded
+    client = await start_tiller(FIRST_TURN, capabilities=APPROVALS)
+    client.open_document(workspace / "a.txt", "one\n")
+    client.edit_like_an_editor()
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "change things").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    apply_edit = client.answer_apply_edit
+
+    def user_saves_b_meanwhile(params):
+        # As the rewind puts a.txt back in the editor, the user saves b.txt (which comes next).
+        (workspace / "b.txt").write_text("x = 3, the user's\n")
+        return apply_edit(params)
+
+    client.answer_apply_edit = user_saves_b_meanwhile
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert sorted(done["restored"]) == ["a.txt", "gone.txt"] and done["deleted"] == ["created.txt"]
+    assert done["skipped"] == [{"path": "b.txt", "reason": "it changed while the rewind ran, so what is there now is kept"}]
+    assert (workspace / "b.txt").read_text() == "x = 3, the user's\n"
+    assert client.buffers[(workspace / "a.txt").as_uri()][0] == "one\n"

@@ -14,7 +14,9 @@ First the workspace and the conversation as they are now are recorded as a check
   its file, as a branch).
 
 Before touching anything it refuses, unless forced, when a path it would restore was changed
-after the agent last touched the workspace (the user's own work, which would be lost).
+after the agent last touched the workspace (the user's own work, which would be lost), or has
+unsaved changes in the editor; and a path that changes while it runs is left alone
+(restore_guard.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..protocol.methods import RewindParams, RewindResult, SkippedFile
 from ..tools.atomic_write import write_atomically
 from .editor import Editor
 from .errors import HostError
+from .restore_guard import RestoreGuard
 from .shadow_git import Change, Commit, GitError, ShadowRepo
 
 if TYPE_CHECKING:
@@ -73,10 +76,12 @@ async def rewind(session: Session, editor: Editor, params: RewindParams) -> Rewi
             changes = await _keep_what_it_left_out(repo, target, changes, outcome)
             if changes and not params.force:
                 await _refuse_if_user_changes(repo, await checkpoints.settled_tree(), now, changes)
+            guard = RestoreGuard(repo, editor, session.id)
+            await _refuse_if_unsaved(guard, repo, changes, bool(params.force))
             # Recorded only now: a refused rewind leaves no checkpoint behind.
             await repo.git("update-ref", checkpoints.ref, now.sha)
             await repo.git("update-ref", checkpoints.settled_ref, now.sha)
-            await _restore_files(repo, editor, session, changes, outcome)
+            await _restore_files(repo, editor, session, changes, outcome, guard)
             if changes:
                 await repo.snapshot({"session": session.id, "kind": "settled", "createdAt": now_ms()},
                                     checkpoints.settled_ref)
@@ -120,6 +125,20 @@ async def _refuse_if_user_changes(repo: ShadowRepo, settled: str | None, now: Co
         )
 
 
+async def _refuse_if_unsaved(guard: RestoreGuard, repo: ShadowRepo, changes: list[Change], force: bool) -> None:
+    root = Path(repo.work_tree)
+    targets = [(change, path) for change in changes if (path := _inside(root, change.path)) is not None]
+    unsaved = await guard.unsaved(targets)
+    if unsaved and not force:
+        shown = ", ".join(unsaved[:10]) + (f" and {len(unsaved) - 10} more" if len(unsaved) > 10 else "")
+        raise HostError(
+            ErrorCode.REWIND_CONFLICT,
+            f"Not rewound: {shown} {'has' if len(unsaved) == 1 else 'have'} unsaved changes in the editor, which "
+            "restoring would replace (no checkpoint holds them). Save or revert them first, or pass force: true to "
+            "restore anyway (the editor can undo it).",
+        )
+
+
 @dataclass
 class _Outcome:
     restored: list[str] = field(default_factory=list)
@@ -128,7 +147,7 @@ class _Outcome:
 
 
 async def _restore_files(repo: ShadowRepo, editor: Editor, session: Session, changes: list[Change],
-                         outcome: _Outcome) -> None:
+                         outcome: _Outcome, guard: RestoreGuard) -> None:
     root = Path(repo.work_tree)
     # Deletions first: a path may turn from a directory into a file.
     for change in sorted(changes, key=lambda c: c.new_mode != _ABSENT):
@@ -137,7 +156,7 @@ async def _restore_files(repo: ShadowRepo, editor: Editor, session: Session, cha
             outcome.skipped.append(SkippedFile(path=change.path, reason="it lies outside the workspace"))
             continue
         try:
-            reason = await _restore(repo, editor, session.id, change, path)
+            reason = await _restore(repo, editor, session.id, change, path, guard)
         except (OSError, GitError, UnicodeError) as error:
             reason = f"it could not be restored: {error}"
         except Exception as error:  # the editor refused (a stale buffer, a failed applyEdit)
@@ -159,9 +178,14 @@ def _inside(root: Path, relative: str) -> Path | None:
     return parent / candidate.name
 
 
-async def _restore(repo: ShadowRepo, editor: Editor, session_id: str, change: Change, path: Path) -> str | None:
+async def _restore(repo: ShadowRepo, editor: Editor, session_id: str, change: Change, path: Path,
+                   guard: RestoreGuard) -> str | None:
     """Put one path back; the reason it was skipped, or None."""
     exists = os.path.lexists(path)
+    if change.old_mode == _ABSENT and exists and change.new_mode != _GITLINK:
+        return "it is ignored or too large to be in checkpoints, so what is there now was never recorded"
+    if not await guard.still_holds(change, path):
+        return "it changed while the rewind ran, so what is there now is kept"
     if change.new_mode == _ABSENT:
         if exists and not path.is_symlink() and await editor.read_document(session_id, path) is not None:
             await editor.delete_document(session_id, path)
@@ -170,8 +194,6 @@ async def _restore(repo: ShadowRepo, editor: Editor, session_id: str, change: Ch
         return None
     if change.new_mode == _GITLINK:
         return "it is a nested git repository, whose files checkpoints do not hold"
-    if change.old_mode == _ABSENT and exists:
-        return "it is ignored or too large to be in checkpoints, so what is there now was never recorded"
     data = await repo.blob(change.new_blob)
     if change.new_mode == _SYMLINK:
         if exists:
