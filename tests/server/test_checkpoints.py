@@ -324,3 +324,25 @@ async def test_a_file_changed_while_the_rewind_runs_is_left_alone(start_tiller, 
     assert done["skipped"] == [{"path": "b.txt", "reason": "it changed while the rewind ran, so what is there now is kept"}]
     assert (workspace / "b.txt").read_text() == "x = 3, the user's\n"
     assert client.buffers[(workspace / "a.txt").as_uri()][0] == "one\n"
+
+
+async def test_changes_in_a_nested_repository_are_reported_not_rewound(start_tiller, workspace):
+    (workspace / "main.c").write_text("int main;\n")
+    library = workspace / "lib"  # a vendored clone: git records it as a commit id, not its files
+    library.mkdir()
+    (library / "lib.c").write_text("int lib = 1;\n")
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "vendored"]):
+        await asyncio.to_thread(subprocess.run, ["git", "-C", str(library), "-c", "user.name=u", "-c",
+                                                 "user.email=u@example.com", *command], check=True)
+    client = await start_tiller(one_call_per_turn(
+        tool_call("bash", {"command": "echo 'int lib = 2;' > lib/lib.c && echo 'int main2;' > main.c"}, id="b1"),
+    ), capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "change both").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert done["restored"] == ["main.c"] and (workspace / "main.c").read_text() == "int main;\n"
+    assert done["skipped"] == [{"path": "lib", "reason": "it is a nested git repository, whose files checkpoints "
+                                                         "do not hold, so what changed in it is not rewound"}]
+    assert (library / "lib.c").read_text() == "int lib = 2;\n"

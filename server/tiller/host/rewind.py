@@ -74,6 +74,8 @@ async def rewind(session: Session, editor: Editor, params: RewindParams) -> Rewi
             )
             changes = await repo.changes(now.tree, target.tree) if files else []
             changes = await _keep_what_it_left_out(repo, target, changes, outcome)
+            if files:
+                changes = await _leave_nested_repositories(repo, now, target, changes, outcome)
             if changes and not params.force:
                 await _refuse_if_user_changes(repo, await checkpoints.settled_tree(), now, changes)
             guard = RestoreGuard(repo, editor, session.id)
@@ -108,6 +110,18 @@ async def _keep_what_it_left_out(repo: ShadowRepo, target: Commit, changes: list
     outcome.skipped += [SkippedFile(path=path, reason=f"{reason}, so what is there now is kept")
                         for path, reason in sorted(left_out.items())]
     return [c for c in changes if c.path not in left_out]
+
+
+async def _leave_nested_repositories(repo: ShadowRepo, now: Commit, target: Commit, changes: list[Change],
+                                     outcome: _Outcome) -> list[Change]:
+    """The changes less those in nested git repositories, each of which is listed in `skipped`:
+    checkpoints hold no files of theirs, so whatever changed in them cannot be put back."""
+    nested = await repo.nested_repositories(now.tree, target.tree)
+    if not nested:
+        return changes
+    outcome.skipped += [SkippedFile(path=path, reason="it is a nested git repository, whose files checkpoints do not "
+                                                      "hold, so what changed in it is not rewound") for path in nested]
+    return [c for c in changes if not any(c.path == n or c.path.startswith(n + "/") for n in nested)]
 
 
 async def _refuse_if_user_changes(repo: ShadowRepo, settled: str | None, now: Commit, changes: list[Change]) -> None:
@@ -182,7 +196,7 @@ async def _restore(repo: ShadowRepo, editor: Editor, session_id: str, change: Ch
                    guard: RestoreGuard) -> str | None:
     """Put one path back; the reason it was skipped, or None."""
     exists = os.path.lexists(path)
-    if change.old_mode == _ABSENT and exists and change.new_mode != _GITLINK:
+    if change.old_mode == _ABSENT and exists:
         return "it is ignored or too large to be in checkpoints, so what is there now was never recorded"
     if not await guard.still_holds(change, path):
         return "it changed while the rewind ran, so what is there now is kept"
@@ -192,8 +206,6 @@ async def _restore(repo: ShadowRepo, editor: Editor, session_id: str, change: Ch
         elif exists:
             await asyncio.to_thread(path.unlink)
         return None
-    if change.new_mode == _GITLINK:
-        return "it is a nested git repository, whose files checkpoints do not hold"
     data = await repo.blob(change.new_blob)
     if change.new_mode == _SYMLINK:
         if exists:

@@ -274,6 +274,17 @@ class ShadowRepo:
             changes.append(Change(path, old_mode, new_mode, new_blob, old_blob))
         return changes
 
+    async def nested_repositories(self, *trees: str) -> list[str]:
+        """The nested git repositories (a clone, a submodule's work tree) in any of `trees`: git
+        records each as a commit id alone, never its files."""
+        found: set[str] = set()
+        for tree in trees:
+            for entry in (await self.git("ls-tree", "-r", "-z", tree)).split(b"\0"):
+                info, _, name = entry.partition(b"\t")
+                if info.startswith(b"160000 "):
+                    found.add(name.decode("utf-8", "surrogateescape"))
+        return sorted(found)
+
     async def left_out(self, commit: Commit, paths: list[str]) -> dict[str, str]:
         """Which of `paths` (none of them in `commit`) the snapshot left out rather than found
         missing, and why: too large then, or ignored by the ignore files it holds. A rewind to
