@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 from pygls.exceptions import JsonRpcException
@@ -346,3 +347,26 @@ async def test_changes_in_a_nested_repository_are_reported_not_rewound(start_til
     assert done["skipped"] == [{"path": "lib", "reason": "it is a nested git repository, whose files checkpoints "
                                                          "do not hold, so what changed in it is not rewound"}]
     assert (library / "lib.c").read_text() == "int lib = 2;\n"
+
+
+async def test_deleting_a_saved_session_removes_its_checkpoints(start_tiller, workspace, tmp_path):
+    client = await start_tiller([reply(text("Done.")), reply(text("Done."))])
+    first, second = await client.new_session(), await client.new_session()
+    for session in (first, second):
+        await client.prompt(session, "work").result()
+        await client.request("agent/closeSession", {"sessionId": session})  # saved, no longer loaded
+    (shadow,) = (tmp_path / "tiller-data" / "checkpoints").iterdir()
+
+    async def refs() -> set[str]:
+        listed = await asyncio.to_thread(subprocess.run, ["git", f"--git-dir={shadow}", "for-each-ref",
+                                                          "--format=%(refname)"], capture_output=True, text=True,
+                                         check=True)
+        return set(listed.stdout.split())
+
+    assert {f"refs/tiller/{kind}/{s}" for kind in ("sessions", "settled") for s in (first, second)} <= await refs()
+    await client.request("agent/deleteSession", {"sessionId": first})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILLER_")}
+    deleted = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tiller", "sessions", "delete", second],
+                                      capture_output=True, text=True, env={**env, "TILLER_DATA_DIR": str(tmp_path / "tiller-data")})
+    assert deleted.returncode == 0 and deleted.stdout == f"deleted {second}\n", deleted.stderr
+    assert not any(first in ref or second in ref for ref in await refs())

@@ -251,6 +251,17 @@ class SessionStore:
                 sessions.append(saved)
         return sorted(sessions, key=lambda s: s.updated_at, reverse=True)
 
+    def cwd_of(self, session_id: str) -> str | None:
+        """The working directory the session's header names (read from the header alone), if
+        the file has a usable one."""
+        fd = os.open(self._path(session_id), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            record = _record(handle.readline(MAX_HEADER_BYTES).decode("utf-8", errors="replace"))
+        cwd = record.get("cwd") if record is not None and record.get("type") == "session" else None
+        return cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None
+
     def delete(self, session_id: str) -> bool:
         path = self._path(session_id)
         if not path.exists():
@@ -265,6 +276,8 @@ class UnreadableSession(ValueError):
 
 # A session file larger than this is not one tiller wrote (a long session is a few MiB).
 MAX_SESSION_FILE_BYTES = 512 * 1024 * 1024
+# A header holds the system prompt: a long one is some tens of KiB.
+MAX_HEADER_BYTES = 16 * 1024 * 1024
 
 
 def read_regular_file(path: Path, limit: int = MAX_SESSION_FILE_BYTES) -> bytes:
