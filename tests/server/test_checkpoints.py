@@ -49,6 +49,17 @@ FIRST_TURN = one_call_per_turn(
 SECOND_TURN = one_call_per_turn(tool_call("bash", {"command": "echo second > second.txt"}, id="b3"))
 
 
+async def after_one_bash_turn(start_tiller, command: str, **session_params):
+    """A server whose agent ran `command` with bash in one turn: the client, the session and the
+    checkpoint taken before the turn."""
+    client = await start_tiller(one_call_per_turn(tool_call("bash", {"command": command}, id="b1")),
+                                capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo", **session_params)
+    await client.prompt(session, "do it").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    return client, session, checkpoint
+
+
 async def rewind(client, session, checkpoint, restore, **extra):
     return await client.request("agent/rewind", {"sessionId": session, "checkpointId": checkpoint,
                                                  "restore": restore, **extra})
@@ -152,13 +163,8 @@ async def test_a_rewind_never_writes_outside_the_workspace(start_tiller, workspa
     (outside / "x.txt").write_text("outside\n")
     (workspace / "sub").mkdir()
     (workspace / "sub" / "x.txt").write_text("inside\n")
-    client = await start_tiller(one_call_per_turn(
-        tool_call("bash", {"command": f"rm -r sub && ln -s {outside} sub"}, id="b1"),
-    ), capabilities=APPROVALS)
-    session = await client.new_session(approvalMode="yolo")
-    await client.prompt(session, "swap the directory for a link").result()
+    client, session, checkpoint = await after_one_bash_turn(start_tiller, f"rm -r sub && ln -s {outside} sub")
     assert os.path.islink(workspace / "sub")
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
 
     done = await rewind(client, session, checkpoint["checkpointId"], "files")
     assert done["deleted"] == ["sub"] and done["restored"] == ["sub/x.txt"]
@@ -172,12 +178,8 @@ async def test_a_rewind_never_writes_outside_the_workspace(start_tiller, workspa
 async def test_a_rewind_leaves_ignored_files_alone(start_tiller, workspace):
     (workspace / "data.txt").write_text("recorded\n")
     (workspace / ".gitignore").write_text("*.log\n")
-    client = await start_tiller(one_call_per_turn(
-        tool_call("bash", {"command": "echo data.txt >> .gitignore && echo 'not recorded' > data.txt"}, id="b1"),
-    ), capabilities=APPROVALS)
-    session = await client.new_session(approvalMode="yolo")
-    await client.prompt(session, "ignore the data").result()
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "echo data.txt >> .gitignore && echo 'not recorded' > data.txt")
 
     done = await rewind(client, session, checkpoint["checkpointId"], "files")
     assert done["restored"] == [".gitignore"]
@@ -229,13 +231,9 @@ async def test_a_rewind_never_deletes_what_the_checkpoint_left_out(start_tiller,
     (workspace / ".env").write_text("TOKEN=the user's only copy\n")
     with (workspace / "data.csv").open("wb") as handle:  # over the 10 MiB limit: not recorded
         handle.truncate(11 * 1024 * 1024)
-    client = await start_tiller(one_call_per_turn(
-        # The agent stops ignoring .env and shrinks data.csv: both are recorded from now on.
-        tool_call("bash", {"command": "printf '' > .gitignore && printf 'header\\n' > data.csv"}, id="b1"),
-    ), capabilities=APPROVALS)
-    session = await client.new_session(approvalMode="yolo")
-    await client.prompt(session, "tidy up").result()
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    # The agent stops ignoring .env and shrinks data.csv: both are recorded from now on.
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "printf '' > .gitignore && printf 'header\\n' > data.csv")
 
     done = await rewind(client, session, checkpoint["checkpointId"], "files")
     assert done["restored"] == [".gitignore"] and done["deleted"] == []
@@ -257,13 +255,9 @@ async def test_a_workspace_in_a_repository_follows_the_ignore_files_above_it(sta
     (package / "main.py").write_text("print(1)\n")
     (package / ".gitignore").write_text("*.log\n")
     (package / ".env").write_text("TOKEN=old\n")
-    client = await start_tiller(one_call_per_turn(
-        # The agent edits main.py and un-ignores .env in pkg/.gitignore (so it is recorded since).
-        tool_call("bash", {"command": "echo 'print(2)' > main.py && echo '!.env' >> .gitignore"}, id="b1"),
-    ), capabilities=APPROVALS)
-    session = await client.new_session(approvalMode="yolo", cwd=str(package))
-    await client.prompt(session, "change main").result()
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    # The agent edits main.py and un-ignores .env in pkg/.gitignore (so it is recorded since).
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "echo 'print(2)' > main.py && echo '!.env' >> .gitignore", cwd=str(package))
     (package / "node_modules" / "x").mkdir(parents=True)  # the user installs packages: never recorded
     (package / "node_modules" / "x" / "i.js").write_text("1\n")
 
@@ -281,14 +275,21 @@ async def test_a_workspace_in_a_repository_follows_the_ignore_files_above_it(sta
     assert "main.py" in recorded and not any(path.startswith("node_modules") for path in recorded)
 
 
-async def test_unsaved_changes_in_the_editor_refuse_a_rewind_unless_forced(start_tiller, seeded):
-    workspace = seeded
+async def first_turn_with_a_txt_open(start_tiller, workspace):
+    """FIRST_TURN with a.txt open in an editor that applies edits: the client, the session and
+    the checkpoint taken before the turn."""
     client = await start_tiller(FIRST_TURN, capabilities=APPROVALS)
     client.open_document(workspace / "a.txt", "one\n")
     client.edit_like_an_editor()
     session = await client.new_session(approvalMode="yolo")
     await client.prompt(session, "change things").result()
     (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    return client, session, checkpoint
+
+
+async def test_unsaved_changes_in_the_editor_refuse_a_rewind_unless_forced(start_tiller, seeded):
+    workspace = seeded
+    client, session, checkpoint = await first_turn_with_a_txt_open(start_tiller, workspace)
     uri = (workspace / "a.txt").as_uri()
     assert client.buffers[uri][0] == "ONE\n"
     client.change_document(workspace / "a.txt", "ONE\nunsaved words\n", client.buffers[uri][1] + 1)  # not saved
@@ -306,12 +307,7 @@ async def test_unsaved_changes_in_the_editor_refuse_a_rewind_unless_forced(start
 
 async def test_a_file_changed_while_the_rewind_runs_is_left_alone(start_tiller, seeded):
     workspace = seeded
-    client = await start_tiller(FIRST_TURN, capabilities=APPROVALS)
-    client.open_document(workspace / "a.txt", "one\n")
-    client.edit_like_an_editor()
-    session = await client.new_session(approvalMode="yolo")
-    await client.prompt(session, "change things").result()
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    client, session, checkpoint = await first_turn_with_a_txt_open(start_tiller, workspace)
     apply_edit = client.answer_apply_edit
 
     def user_saves_b_meanwhile(params):
@@ -335,12 +331,8 @@ async def test_changes_in_a_nested_repository_are_reported_not_rewound(start_til
     for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "vendored"]):
         await asyncio.to_thread(subprocess.run, ["git", "-C", str(library), "-c", "user.name=u", "-c",
                                                  "user.email=u@example.com", *command], check=True)
-    client = await start_tiller(one_call_per_turn(
-        tool_call("bash", {"command": "echo 'int lib = 2;' > lib/lib.c && echo 'int main2;' > main.c"}, id="b1"),
-    ), capabilities=APPROVALS)
-    session = await client.new_session(approvalMode="yolo")
-    await client.prompt(session, "change both").result()
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "echo 'int lib = 2;' > lib/lib.c && echo 'int main2;' > main.c")
 
     done = await rewind(client, session, checkpoint["checkpointId"], "files")
     assert done["restored"] == ["main.c"] and (workspace / "main.c").read_text() == "int main;\n"

@@ -130,13 +130,9 @@ async def _refuse_if_user_changes(repo: ShadowRepo, settled: str | None, now: Co
     touched = {change.path for change in await repo.changes(settled, now.tree)}
     lost = [change.path for change in changes if change.path in touched]
     if lost:
-        shown = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
-        raise HostError(
-            ErrorCode.REWIND_CONFLICT,
-            f"Not rewound: {shown} changed after the agent's last turn, and restoring would lose those changes. "
-            "Pass force: true to restore anyway (what is there now is kept in a checkpoint, so the rewind "
-            "can be undone).",
-        )
+        raise _conflict(lost, "changed after the agent's last turn, and restoring would lose those changes. Pass "
+                              "force: true to restore anyway (what is there now is kept in a checkpoint, so the "
+                              "rewind can be undone).")
 
 
 async def _refuse_if_unsaved(guard: RestoreGuard, repo: ShadowRepo, changes: list[Change], force: bool) -> None:
@@ -144,13 +140,14 @@ async def _refuse_if_unsaved(guard: RestoreGuard, repo: ShadowRepo, changes: lis
     targets = [(change, path) for change in changes if (path := _inside(root, change.path)) is not None]
     unsaved = await guard.unsaved(targets)
     if unsaved and not force:
-        shown = ", ".join(unsaved[:10]) + (f" and {len(unsaved) - 10} more" if len(unsaved) > 10 else "")
-        raise HostError(
-            ErrorCode.REWIND_CONFLICT,
-            f"Not rewound: {shown} {'has' if len(unsaved) == 1 else 'have'} unsaved changes in the editor, which "
-            "restoring would replace (no checkpoint holds them). Save or revert them first, or pass force: true to "
-            "restore anyway (the editor can undo it).",
-        )
+        raise _conflict(unsaved, f"{'has' if len(unsaved) == 1 else 'have'} unsaved changes in the editor, which "
+                                 "restoring would replace (no checkpoint holds them). Save or revert them first, or "
+                                 "pass force: true to restore anyway (the editor can undo it).")
+
+
+def _conflict(paths: list[str], why: str) -> HostError:
+    shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    return HostError(ErrorCode.REWIND_CONFLICT, f"Not rewound: {shown} {why}")
 
 
 @dataclass
