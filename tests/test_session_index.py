@@ -10,7 +10,7 @@ import sqlite3
 import threading
 
 from tiller.ai.types import AssistantMessage, TextContent, UserMessage
-from tiller.persistence.session_files import SessionStore
+from tiller.persistence.session_files import SessionStore, session_title
 from tiller.persistence.session_index import INDEX_NAME, SessionIndex
 
 
@@ -141,3 +141,32 @@ def test_no_index_is_created_without_sessions_and_the_index_is_private(tmp_path)
     saved_session(store, "p", str(tmp_path), ["Private"])
     SessionIndex(store.dir).list()
     assert os.stat(store.dir / INDEX_NAME).st_mode & 0o077 == 0
+
+
+def test_branch_records_are_followed_as_the_loader_follows_them(tmp_path):
+    store = SessionStore(tmp_path)
+    file = saved_session(store, "r", str(tmp_path), ["first prompt", "second", "third"])  # records 0-5
+    index = SessionIndex(store.dir)
+    assert listed(index)["r"] == (6, "first prompt", "faux/faux-1")
+
+    def agree(count: int, title: str) -> None:
+        saved = store.load("r")
+        assert (len(saved.messages), session_title(saved.messages)) == (count, title)
+        assert listed(index)["r"][:2] == (count, title)  # read on from where the last listing stopped
+        (store.dir / INDEX_NAME).unlink()
+        assert listed(index)["r"][:2] == (count, title)  # and the whole file read at once
+
+    file.append_branch([])  # a rewind to before the first prompt
+    agree(0, "(new session)")
+    file.append_message(UserMessage(content=[TextContent(text="a new start")]))  # record 6
+    agree(1, "a new start")
+    file.append_branch([[2, 4], [6, 7]])  # a later rewind keeps the second turn and the new start
+    agree(3, "second")
+    file.append_branch([[0, 2], [6, 7]])  # and an undo brings the first turn back
+    agree(3, "first prompt")
+    # A message the loader cannot use keeps its number but is in no conversation.
+    with file.path.open("a") as handle:
+        handle.write('{"type":"message","message":{"content":"no role"}}\n')  # record 7
+    file.append_message(UserMessage(content="after it"))  # record 8
+    file.append_branch([[6, 9]])
+    agree(2, "a new start")

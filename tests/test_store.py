@@ -52,3 +52,44 @@ def test_data_dir_resolution(tmp_path):
     assert default_data_dir({}, configured=str(tmp_path / "d")) == tmp_path / "d"
     assert default_data_dir({"TILLER_DATA_DIR": "/x"}) == default_data_dir({"TILLER_DATA_DIR": "/x", "XDG_DATA_HOME": "/y"})
     assert str(default_data_dir({"XDG_DATA_HOME": "/y"})) == "/y/tiller"
+
+
+# Run in a child process: RLIMIT_FSIZE and SIGXFSZ are process-wide.
+SHORT_WRITE = r"""
+import json, resource, signal, sys
+from pathlib import Path
+from tiller.ai.types import TextContent, UserMessage
+from tiller.persistence.session_files import SessionStore
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # as when the disk fills: the write fails, no signal
+store = SessionStore(Path(sys.argv[1]))
+file = store.create("abc", cwd="/tmp", model="faux/faux-1")
+file.append_message(UserMessage(content=[TextContent(text="one")]))
+size = file.path.stat().st_size
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (size + 20, hard))  # room for part of the next line only
+try:
+    file.append_message(UserMessage(content=[TextContent(text="two " * 20)]))
+    error = None
+except OSError as raised:
+    error = raised.errno
+size_after = file.path.stat().st_size
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+file.append_message(UserMessage(content=[TextContent(text="three")]))
+saved = store.load("abc")
+print(json.dumps({"error": error, "grew": size_after - size, "texts": [m.content[0].text for m in saved.messages]}))
+"""
+
+
+def test_a_short_write_raises_and_leaves_no_half_line(tmp_path):
+    import errno
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", SHORT_WRITE, str(tmp_path)], capture_output=True, text=True,
+                         check=True).stdout
+    result = json.loads(out)
+    assert result["error"] == errno.EFBIG  # the caller hears of it (and reports a persistence error)
+    assert result["grew"] == 0  # the part that was written is cut off again
+    assert result["texts"] == ["one", "three"]  # the next append is a line of its own

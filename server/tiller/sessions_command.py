@@ -2,7 +2,7 @@
 
     tiller sessions list [--cwd DIR] [--json]   newest first (from the index)
     tiller sessions show ID [--json]            the conversation, compactions included
-    tiller sessions delete ID [ID ...]          remove the session files
+    tiller sessions delete ID [ID ...]          remove the session files and their checkpoints
 
 The data directory is the server's: `$TILLER_DATA_DIR`, else `$XDG_DATA_HOME/tiller`, else
 `~/.local/share/tiller` (or `--data-dir`).
@@ -88,6 +88,7 @@ def _delete(store: SessionStore, ids: list[str], out: TextIO, err: TextIO) -> in
     status = 0
     for session_id in ids:
         try:
+            _forget_checkpoints(store, session_id, err)
             deleted = store.delete(session_id)
         except (OSError, ValueError) as error:
             err.write(f"tiller: cannot delete {session_id}: {error}\n")
@@ -99,6 +100,23 @@ def _delete(store: SessionStore, ids: list[str], out: TextIO, err: TextIO) -> in
             err.write(f"tiller: no saved session {session_id}\n")
             status = 1
     return status
+
+
+def _forget_checkpoints(store: SessionStore, session_id: str, err: TextIO) -> None:
+    """The session's checkpoints (refs in the shadow repository of its workspace) go with it."""
+    import asyncio
+
+    from .host.checkpoints import forget_saved_session
+    from .host.shadow_git import GitError, ShadowRepo
+
+    if not store.exists(session_id):
+        return
+    try:
+        cwd = store.cwd_of(session_id)
+        if cwd is not None:
+            asyncio.run(forget_saved_session(ShadowRepo(store.dir.parent, cwd), session_id))
+    except (OSError, GitError) as error:
+        err.write(f"tiller: could not remove the checkpoints of {session_id}: {error}\n")
 
 
 def _message(message: Any, out: TextIO) -> None:

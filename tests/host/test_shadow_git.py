@@ -55,3 +55,62 @@ def test_bulk_and_path_by_path_staging_record_the_same_tree(tmp_path: Path):
     assert "src/deep/[odd]*name?.txt" in listed and "src/ünï cödé.txt" in listed and "link.py" in listed
     assert not any(p.startswith("build/") or p.endswith(".log") or p == "huge.dat" for p in listed)
     assert "src/new.py" in tree_of(repo, bulk[1]) and "src/m2.py" not in tree_of(repo, bulk[1])
+
+
+def git(*args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=u", "-c", "user.email=u@example.com", *args], check=True,
+                   capture_output=True)
+
+
+async def three_snapshots(data: Path, package: Path, bulk_paths: int) -> tuple[list[str], list[str], list[str]]:
+    """The trees of a package as found, after an edit and a deletion, and after the edit is undone."""
+    repo = ShadowRepo(data, str(package), bulk_paths=bulk_paths)
+    async with repo.locked():
+        first = await repo.snapshot({}, "refs/t/a")
+    (package / "main.py").write_text("print(2)\n")
+    (package / "sub" / "build").unlink()
+    async with repo.locked():
+        second = await repo.snapshot({}, "refs/t/b", "refs/t/a")
+    (package / "main.py").write_text("print(1)\n")
+    async with repo.locked():
+        third = await repo.snapshot({}, "refs/t/c", "refs/t/b")
+    return tree_of(repo, first.tree), tree_of(repo, second.tree), tree_of(repo, third.tree)
+
+
+def test_a_workspace_inside_a_repository_follows_its_ignore_rules(tmp_path: Path):
+    # The editor opened pkg/, a package of a repository: the ignore files above it count.
+    root = tmp_path / "repo"
+    git("init", "-q", str(root))
+    (root / ".gitignore").write_text(".env\nnode_modules/\n/pkg/build/\n")
+    (root / ".git" / "info" / "exclude").write_text("secret.txt\n")
+    git("-C", str(root), "add", ".gitignore")
+    git("-C", str(root), "commit", "-qm", "ignore rules")
+    git("-C", str(root), "worktree", "add", "-q", str(tmp_path / "linked"))  # .git is a file there
+
+    for top in (root, tmp_path / "linked"):
+        package = top / "pkg"
+        (package / "node_modules" / "x").mkdir(parents=True)
+        (package / "node_modules" / "x" / "i.js").write_text("1\n")
+        (package / "build").mkdir()
+        (package / "build" / "out.o").write_text("o\n")
+        (package / "main.py").write_text("print(1)\n")
+        (package / ".env").write_text("TOKEN=abc\n")
+        (package / "secret.txt").write_text("s\n")
+        (package / "sub").mkdir()
+        (package / "sub" / "build").write_text("not the ignored /pkg/build/\n")
+
+        for bulk_paths in (0, 1000):  # staged by one walk, and path by path
+            (package / "sub" / "build").write_text("not the ignored /pkg/build/\n")
+            assert asyncio.run(three_snapshots(tmp_path / f"data-{top.name}-{bulk_paths}", package, bulk_paths)) == (["main.py", "sub/build"], ["main.py"], ["main.py"]), top
+    # A package with nothing to record yet records an empty tree.
+    (root / "empty").mkdir()
+
+    async def empty() -> str:
+        repo = ShadowRepo(tmp_path / "data-empty", str(root / "empty"))
+        async with repo.locked():
+            return (await repo.snapshot({}, "refs/t/a")).tree
+
+    assert asyncio.run(empty()) == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    # The user's repository is only read: nothing of it is staged or changed.
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert status.split() == ["??", "pkg/"]

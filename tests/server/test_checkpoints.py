@@ -6,13 +6,19 @@ to lose the user's later work unless forced, and never touch what lies outside t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from .harness import editor_capabilities, one_call_per_turn, tool_call
+from tiller.ai.types import TextContent, UserMessage
+from tiller.persistence.session_files import message_record
+
+from .harness import FAUX, editor_capabilities, one_call_per_turn, reply, text, tool_call
 
 APPROVALS = editor_capabilities(approvals=True)
 
@@ -41,6 +47,17 @@ FIRST_TURN = one_call_per_turn(
     tool_call("bash", {"command": "echo fresh > created.txt && rm gone.txt && echo new log >> build.log"}, id="b2"),
 )
 SECOND_TURN = one_call_per_turn(tool_call("bash", {"command": "echo second > second.txt"}, id="b3"))
+
+
+async def after_one_bash_turn(start_tiller, command: str, **session_params):
+    """A server whose agent ran `command` with bash in one turn: the client, the session and the
+    checkpoint taken before the turn."""
+    client = await start_tiller(one_call_per_turn(tool_call("bash", {"command": command}, id="b1")),
+                                capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="yolo", **session_params)
+    await client.prompt(session, "do it").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    return client, session, checkpoint
 
 
 async def rewind(client, session, checkpoint, restore, **extra):
@@ -146,13 +163,8 @@ async def test_a_rewind_never_writes_outside_the_workspace(start_tiller, workspa
     (outside / "x.txt").write_text("outside\n")
     (workspace / "sub").mkdir()
     (workspace / "sub" / "x.txt").write_text("inside\n")
-    client = await start_tiller(one_call_per_turn(
-        tool_call("bash", {"command": f"rm -r sub && ln -s {outside} sub"}, id="b1"),
-    ), capabilities=APPROVALS)
-    session = await client.new_session(approvalMode="yolo")
-    await client.prompt(session, "swap the directory for a link").result()
+    client, session, checkpoint = await after_one_bash_turn(start_tiller, f"rm -r sub && ln -s {outside} sub")
     assert os.path.islink(workspace / "sub")
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
 
     done = await rewind(client, session, checkpoint["checkpointId"], "files")
     assert done["deleted"] == ["sub"] and done["restored"] == ["sub/x.txt"]
@@ -166,15 +178,187 @@ async def test_a_rewind_never_writes_outside_the_workspace(start_tiller, workspa
 async def test_a_rewind_leaves_ignored_files_alone(start_tiller, workspace):
     (workspace / "data.txt").write_text("recorded\n")
     (workspace / ".gitignore").write_text("*.log\n")
-    client = await start_tiller(one_call_per_turn(
-        tool_call("bash", {"command": "echo data.txt >> .gitignore && echo 'not recorded' > data.txt"}, id="b1"),
-    ), capabilities=APPROVALS)
-    session = await client.new_session(approvalMode="yolo")
-    await client.prompt(session, "ignore the data").result()
-    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "echo data.txt >> .gitignore && echo 'not recorded' > data.txt")
 
     done = await rewind(client, session, checkpoint["checkpointId"], "files")
     assert done["restored"] == [".gitignore"]
     assert done["skipped"] == [{"path": "data.txt", "reason": "it is ignored or too large to be in checkpoints, "
                                                             "so what is there now was never recorded"}]
     assert (workspace / "data.txt").read_text() == "not recorded\n"
+
+
+async def test_a_conversation_rewind_reads_the_session_file_off_the_event_loop(start_tiller, workspace, tmp_path):
+    # A long session: 12 MB of messages an earlier rewind dropped (a branch), so it loads empty
+    # but a rewind of its conversation reads the whole file back.
+    session = "0123456789ab"
+    sessions = tmp_path / "tiller-data" / "sessions"
+    sessions.mkdir(parents=True)
+    records = [{"type": "session", "version": 1, "id": session, "cwd": str(workspace), "created": 1, "model": FAUX}]
+    records += [message_record(UserMessage(content=[TextContent(text=f"{n} " + "x" * 500)])) for n in range(24_000)]
+    records.append({"type": "branch", "conversation": []})
+    (sessions / f"{session}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    # Another session streams a long answer a character every 10 ms while the rewind runs.
+    client = await start_tiller([reply(text("Done.")), reply(text("Done.")), reply(text("y" * 3000))],
+                                chunk_chars=1, delay_ms=10)
+    await client.request("agent/loadSession", {"sessionId": session})
+    await client.prompt(session, "one").result()
+    await client.prompt(session, "two").result()
+    second = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"][-1]
+    (settled,) = (tmp_path / "tiller-data" / "checkpoints").glob(f"*/refs/tiller/settled/{session}")
+    before = settled.read_text()
+    other = await client.new_session()
+    streaming = client.prompt(other, "talk")
+    await client.wait_event(lambda p: p["sessionId"] == other and p["event"]["type"] == "message_update")
+
+    rewinding = client.send("agent/rewind", {"sessionId": session, "checkpointId": second["checkpointId"],
+                                             "restore": "conversation"})
+    # The rewind has recorded its undo checkpoint (the settled ref moved); next it reads the file.
+    while settled.read_text() == before and not rewinding.future.done():
+        await asyncio.sleep(0.005)
+    reading_from = len(client.events)
+    assert (await rewinding.result())["messageCount"] == 2
+    assert rewinding.events_before is not None
+    streamed = [p for p in client.events[reading_from:rewinding.events_before] if p["sessionId"] == other]
+    # While the file was read, the other session's stream went on (a blocked loop sends nothing).
+    assert len(streamed) >= 10, f"only {len(streamed)} events of the other session while the rewind read the file"
+    await client.request("agent/abort", {"sessionId": other})
+    await streaming.result()
+
+
+async def test_a_rewind_never_deletes_what_the_checkpoint_left_out(start_tiller, workspace):
+    (workspace / ".gitignore").write_text(".env\n")
+    (workspace / ".env").write_text("TOKEN=the user's only copy\n")
+    with (workspace / "data.csv").open("wb") as handle:  # over the 10 MiB limit: not recorded
+        handle.truncate(11 * 1024 * 1024)
+    # The agent stops ignoring .env and shrinks data.csv: both are recorded from now on.
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "printf '' > .gitignore && printf 'header\\n' > data.csv")
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert done["restored"] == [".gitignore"] and done["deleted"] == []
+    assert done["skipped"] == [
+        {"path": ".env", "reason": "it was ignored when the checkpoint was taken, so what is there now is kept"},
+        {"path": "data.csv", "reason": "it was too large to be in the checkpoint, so what is there now is kept"},
+    ]
+    assert (workspace / ".env").read_text() == "TOKEN=the user's only copy\n"
+    assert (workspace / "data.csv").read_text() == "header\n"
+    assert (workspace / ".gitignore").read_text() == ".env\n"
+
+
+async def test_a_workspace_in_a_repository_follows_the_ignore_files_above_it(start_tiller, workspace):
+    # The session works in pkg/ of a repository whose top ignores .env and node_modules/.
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".gitignore").write_text(".env\nnode_modules/\n")
+    package = workspace / "pkg"
+    package.mkdir()
+    (package / "main.py").write_text("print(1)\n")
+    (package / ".gitignore").write_text("*.log\n")
+    (package / ".env").write_text("TOKEN=old\n")
+    # The agent edits main.py and un-ignores .env in pkg/.gitignore (so it is recorded since).
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "echo 'print(2)' > main.py && echo '!.env' >> .gitignore", cwd=str(package))
+    (package / "node_modules" / "x").mkdir(parents=True)  # the user installs packages: never recorded
+    (package / "node_modules" / "x" / "i.js").write_text("1\n")
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files", force=True)
+    assert sorted(done["restored"]) == [".gitignore", "main.py"] and done["deleted"] == []
+    assert done["skipped"] == [{"path": ".env", "reason": "it was ignored when the checkpoint was taken, "
+                                                          "so what is there now is kept"}]
+    assert (package / "main.py").read_text() == "print(1)\n" and (package / ".env").read_text() == "TOKEN=old\n"
+    assert (package / "node_modules" / "x" / "i.js").read_text() == "1\n"
+    # What the repository ignores was never copied into tiller's data directory.
+    shadow = next((workspace.parent / "tiller-data" / "checkpoints").iterdir())
+    recorded = (await asyncio.to_thread(
+        subprocess.run, ["git", f"--git-dir={shadow}", "log", "--all", "--name-only", "--format="],
+        capture_output=True, text=True, check=True)).stdout.split()
+    assert "main.py" in recorded and not any(path.startswith("node_modules") for path in recorded)
+
+
+async def first_turn_with_a_txt_open(start_tiller, workspace):
+    """FIRST_TURN with a.txt open in an editor that applies edits: the client, the session and
+    the checkpoint taken before the turn."""
+    client = await start_tiller(FIRST_TURN, capabilities=APPROVALS)
+    client.open_document(workspace / "a.txt", "one\n")
+    client.edit_like_an_editor()
+    session = await client.new_session(approvalMode="yolo")
+    await client.prompt(session, "change things").result()
+    (checkpoint,) = (await client.request("agent/listCheckpoints", {"sessionId": session}))["checkpoints"]
+    return client, session, checkpoint
+
+
+async def test_unsaved_changes_in_the_editor_refuse_a_rewind_unless_forced(start_tiller, seeded):
+    workspace = seeded
+    client, session, checkpoint = await first_turn_with_a_txt_open(start_tiller, workspace)
+    uri = (workspace / "a.txt").as_uri()
+    assert client.buffers[uri][0] == "ONE\n"
+    client.change_document(workspace / "a.txt", "ONE\nunsaved words\n", client.buffers[uri][1] + 1)  # not saved
+    await client.request("agent/getState", {"sessionId": session})  # the server has seen the change
+
+    with pytest.raises(JsonRpcException) as refused:
+        await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert refused.value.code == -32007 and "a.txt has unsaved changes in the editor" in str(refused.value)
+    assert client.buffers[uri][0] == "ONE\nunsaved words\n" and (workspace / "b.txt").read_text() == "x = 2\n"
+
+    # Forced, the buffer is replaced through the editor (where the user can undo it).
+    done = await rewind(client, session, checkpoint["checkpointId"], "files", force=True)
+    assert "a.txt" in done["restored"] and client.buffers[uri][0] == "one\n"
+
+
+async def test_a_file_changed_while_the_rewind_runs_is_left_alone(start_tiller, seeded):
+    workspace = seeded
+    client, session, checkpoint = await first_turn_with_a_txt_open(start_tiller, workspace)
+    apply_edit = client.answer_apply_edit
+
+    def user_saves_b_meanwhile(params):
+        # As the rewind puts a.txt back in the editor, the user saves b.txt (which comes next).
+        (workspace / "b.txt").write_text("x = 3, the user's\n")
+        return apply_edit(params)
+
+    client.answer_apply_edit = user_saves_b_meanwhile
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert sorted(done["restored"]) == ["a.txt", "gone.txt"] and done["deleted"] == ["created.txt"]
+    assert done["skipped"] == [{"path": "b.txt", "reason": "it changed while the rewind ran, so what is there now is kept"}]
+    assert (workspace / "b.txt").read_text() == "x = 3, the user's\n"
+    assert client.buffers[(workspace / "a.txt").as_uri()][0] == "one\n"
+
+
+async def test_changes_in_a_nested_repository_are_reported_not_rewound(start_tiller, workspace):
+    (workspace / "main.c").write_text("int main;\n")
+    library = workspace / "lib"  # a vendored clone: git records it as a commit id, not its files
+    library.mkdir()
+    (library / "lib.c").write_text("int lib = 1;\n")
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "vendored"]):
+        await asyncio.to_thread(subprocess.run, ["git", "-C", str(library), "-c", "user.name=u", "-c",
+                                                 "user.email=u@example.com", *command], check=True)
+    client, session, checkpoint = await after_one_bash_turn(
+        start_tiller, "echo 'int lib = 2;' > lib/lib.c && echo 'int main2;' > main.c")
+
+    done = await rewind(client, session, checkpoint["checkpointId"], "files")
+    assert done["restored"] == ["main.c"] and (workspace / "main.c").read_text() == "int main;\n"
+    assert done["skipped"] == [{"path": "lib", "reason": "it is a nested git repository, whose files checkpoints "
+                                                         "do not hold, so what changed in it is not rewound"}]
+    assert (library / "lib.c").read_text() == "int lib = 2;\n"
+
+
+async def test_deleting_a_saved_session_removes_its_checkpoints(start_tiller, workspace, tmp_path):
+    client = await start_tiller([reply(text("Done.")), reply(text("Done."))])
+    first, second = await client.new_session(), await client.new_session()
+    for session in (first, second):
+        await client.prompt(session, "work").result()
+        await client.request("agent/closeSession", {"sessionId": session})  # saved, no longer loaded
+    (shadow,) = (tmp_path / "tiller-data" / "checkpoints").iterdir()
+
+    async def refs() -> set[str]:
+        listed = await asyncio.to_thread(subprocess.run, ["git", f"--git-dir={shadow}", "for-each-ref",
+                                                          "--format=%(refname)"], capture_output=True, text=True,
+                                         check=True)
+        return set(listed.stdout.split())
+
+    assert {f"refs/tiller/{kind}/{s}" for kind in ("sessions", "settled") for s in (first, second)} <= await refs()
+    await client.request("agent/deleteSession", {"sessionId": first})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILLER_")}
+    deleted = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "tiller", "sessions", "delete", second],
+                                      capture_output=True, text=True, env={**env, "TILLER_DATA_DIR": str(tmp_path / "tiller-data")})
+    assert deleted.returncode == 0 and deleted.stdout == f"deleted {second}\n", deleted.stderr
+    assert not any(first in ref or second in ref for ref in await refs())

@@ -144,3 +144,9 @@ class SessionCheckpoints:
             return None
         settled = await self.repo.commit(await self.repo.resolve(self.settled_ref) or "")
         return settled.tree if settled is not None else None
+
+
+
+async def forget_saved_session(repo: ShadowRepo, session_id: str) -> None:
+    """A saved session that is not loaded is deleted: its checkpoints go too."""
+    await SessionCheckpoints(repo, session_id, lambda _: None).forget()

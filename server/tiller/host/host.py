@@ -36,7 +36,7 @@ from ..protocol.modes import APPROVAL_MODES, APPROVAL_WIDTH, ApprovalMode
 from ..telemetry.settings import observe_agent
 from ..tools import DEFAULT_TOOLS, Workspace, create_coding_tools
 from .approvals import Approvals
-from .checkpoints import SessionCheckpoints
+from .checkpoints import SessionCheckpoints, forget_saved_session
 from .command_policy import CommandPolicy
 from .context_window import ContextWindow
 from .editor import Editor, EditorDocument
@@ -47,7 +47,7 @@ from .protected_paths import PathRules
 from .recorder import SessionRecorder, SessionSettings
 from .session import Session
 from .settings import HostSettings
-from .shadow_git import ShadowRepo
+from .shadow_git import GitError, ShadowRepo
 
 if TYPE_CHECKING:  # the MCP SDK takes seconds to import: only sessions with servers load it
     from ..mcp.manager import McpServerPool
@@ -308,6 +308,13 @@ class Host:
             await session.checkpoints.idle()
             await self.close(session_id)
             await session.checkpoints.forget()
+        else:
+            try:
+                cwd = await asyncio.to_thread(self.store.cwd_of, session_id)
+                if cwd is not None:
+                    await forget_saved_session(self.shadow_repo(cwd), session_id)
+            except (OSError, GitError) as error:  # the file goes all the same
+                logger.warning("Could not remove the checkpoints of session %s: %s", session_id, error)
         self.store.delete(session_id)
 
     async def close(self, session_id: str) -> None:

@@ -13,6 +13,7 @@ bring it back from the file, dropped messages included (see persistence/session_
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -103,16 +104,18 @@ class SessionRecorder:
             numbers.append(entry[1])
         return numbers
 
-    def restore(self, records: list[int]) -> list[Any]:
+    async def restore(self, records: list[int]) -> list[Any]:
         """The conversation made of these records, read back from the file; recorded there as a
-        branch, so a reload finds it (the other messages stay in the file)."""
+        branch, so a reload finds it (the other messages stay in the file). The file is read in
+        a worker thread: a long session takes a second to parse, and every other session's
+        stream would stall meanwhile."""
         if not records:
             if self._file is not None:
                 self._file.append_branch([])
             return []
         if self._file is None:
             raise ValueError("the session has no saved messages to restore")
-        saved = self._store.load(self._session_id)
+        saved = await asyncio.to_thread(self._store.load, self._session_id)
         if any(not 0 <= n < len(saved.records) or saved.records[n] is None for n in records):
             raise ValueError("the session file no longer holds every message of that conversation")
         messages = [saved.records[n] for n in records]

@@ -276,9 +276,9 @@ class Session:
     def conversation_records(self) -> list[int] | None:
         return self.recorder.records_of(self.agent.state.messages)
 
-    def restore_conversation(self, records: list[int]) -> None:
+    async def restore_conversation(self, records: list[int]) -> None:
         current = self.conversation_records() or []
-        self.agent.replace_messages(self.recorder.restore(records))
+        self.agent.replace_messages(await self.recorder.restore(records))
         # A compaction stands for a start of the conversation: it stays only while the
         # restored conversation still begins with the messages it summarized.
         self.context.keep_compactions_within(_common_prefix(current, records))

@@ -9,6 +9,14 @@ snapshots hold them. A snapshot lists what changed (`ls-files`: one walk of the 
 just that, and writes a tree and a commit; whatever changed the files (the agent, bash, the
 user) is captured alike.
 
+A workspace inside a git repository (a package of a monorepo: the editor opened a subfolder)
+is recorded with that repository's ignore rules, the `.gitignore` files above it included: the
+work tree git is given is the repository's top, git runs in the workspace (so every listing
+and every path is the workspace's, relative to it), and a tree is written of the workspace's
+part of the index alone (`write-tree --prefix`). git reads the ignore files of the directories
+above where it runs as it does in any repository; nothing above the workspace is listed, and
+the user's repository is never run or written.
+
 git runs without the user's global or system configuration (no hooks, filters, fsmonitor or
 pager of theirs can run), in a minimal environment. Files larger than `max_file_bytes` are left
 out of snapshots (a dataset or a build artefact nobody ignored would make each one slow and
@@ -25,6 +33,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +61,7 @@ class Change:
     old_mode: str  # "000000" when absent
     new_mode: str
     new_blob: str
+    old_blob: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,10 @@ class ShadowRepo:
     def __init__(self, data_dir: Path, work_tree: str, max_file_bytes: int = MAX_FILE_BYTES,
                  bulk_paths: int = BULK_PATHS) -> None:
         self.work_tree = os.path.realpath(work_tree)
+        # The enclosing repository's top (the work tree git is given) and the workspace's
+        # place in it ("" or "pkg/a/").
+        self.top = _repository_top(self.work_tree)
+        self.prefix = "" if self.top == self.work_tree else os.path.relpath(self.work_tree, self.top) + "/"
         digest = hashlib.sha256(self.work_tree.encode("utf-8", "surrogateescape")).hexdigest()[:20]
         self.git_dir = data_dir / "checkpoints" / digest
         self.max_file_bytes = max_file_bytes
@@ -81,16 +95,20 @@ class ShadowRepo:
                    GIT_COMMITTER_EMAIL="tiller@localhost")
         return env
 
-    async def git(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
-        # `init` makes the repository; everything else runs in it, on the workspace.
-        where = [] if args[0] == "init" else [f"--git-dir={self.git_dir}", f"--work-tree={self.work_tree}"]
+    async def git(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,),
+                  work_tree: str | None = None, at_top: bool = False) -> bytes:
+        # `init` makes the repository; everything else runs in it, on the workspace (or in
+        # the same place of another `work_tree`; or `at_top` of the work tree).
+        top = work_tree or self.top
+        here = top if at_top else os.path.join(top, self.prefix)
+        where = [] if args[0] == "init" else [f"--git-dir={self.git_dir}", f"--work-tree={top}"]
         process = await asyncio.create_subprocess_exec(
             "git", *where,
             "-c", "core.autocrlf=false", "-c", "core.fsmonitor=false", "-c", "core.quotepath=false",
             "-c", "advice.addEmbeddedRepo=false", "-c", "gc.auto=0",
             # Directory mtimes spare git re-reading unchanged directories for untracked files.
             "-c", "core.untrackedCache=true", *args,
-            cwd=self.work_tree, env=self._env(), stdin=asyncio.subprocess.PIPE if input is not None else None,
+            cwd=here, env=self._env(), stdin=asyncio.subprocess.PIPE if input is not None else None,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         out, err = await process.communicate(input)
@@ -117,10 +135,18 @@ class ShadowRepo:
         if not (self.git_dir / "HEAD").exists():
             await self.git("init", "--quiet", "--bare", str(self.git_dir))
             (self.git_dir / "workspace").write_text(self.work_tree + "\n")
-        excludes = [f"/{os.path.relpath(d, self.work_tree)}/" for d in self._excluded_dirs]
-        user_excludes = Path(self.work_tree) / ".git" / "info" / "exclude"
+        top = self.git_dir / "top"
         with contextlib.suppress(OSError):
-            excludes.append(user_excludes.read_text(encoding="utf-8", errors="replace"))
+            if top.read_text().rstrip("\n") != self.top:
+                # The index names paths from another top (tiller before it looked above the
+                # workspace, or a repository made or removed around it): start it again.
+                (self.git_dir / "index").unlink(missing_ok=True)
+        if not top.exists() and self.prefix:
+            (self.git_dir / "index").unlink(missing_ok=True)
+        top.write_text(self.top + "\n")
+        excludes = [f"/{os.path.relpath(d, self.top)}/" for d in self._excluded_dirs]
+        with contextlib.suppress(OSError):
+            excludes.append(_repository_exclude(self.top).read_text(encoding="utf-8", errors="replace"))
         info = self.git_dir / "info"
         info.mkdir(exist_ok=True)
         (info / "exclude").write_text("\n".join(excludes) + "\n")
@@ -131,8 +157,10 @@ class ShadowRepo:
         await self._ensure()
         changed, gone, too_big = await self._changed_paths()
         if gone:  # deleted, or grown past the limit: forgotten, never kept at an old version
+            # From the top: in a subdirectory, `git rm` takes that directory for a pathspec
+            # and refuses --pathspec-from-file besides it.
             await self.git("rm", "--cached", "--force", "--quiet", "--ignore-unmatch", "-r", "--pathspec-from-file=-",
-                           "--pathspec-file-nul", input=_pathspecs(gone))
+                           "--pathspec-file-nul", input=_pathspecs([self.prefix + p for p in gone]), at_top=True)
         if len(changed) > self.bulk_paths:
             # git matches every file against every pathspec: thousands of them (a first
             # snapshot) would cost files x paths. One walk of the whole tree instead, leaving
@@ -142,7 +170,9 @@ class ShadowRepo:
         elif changed:  # only what changed is staged: no second walk of the tree
             await self.git("add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
                            input=_pathspecs(changed), ok=(0, 1))
-        tree = (await self.git("write-tree")).decode().strip()
+        tree = await self._write_tree()
+        if too_big:  # so a rewind to it knows these were there, and leaves them alone
+            meta = {**meta, "tooLarge": too_big}
         parents: list[str] = []
         if parent_ref is not None and (parent := await self.resolve(parent_ref)):
             parents = ["-p", parent]
@@ -151,6 +181,16 @@ class ShadowRepo:
         if ref is not None:
             await self.git("update-ref", ref, sha)
         return Commit(sha, tree, meta)
+
+    async def _write_tree(self) -> str:
+        if not self.prefix:
+            return (await self.git("write-tree")).decode().strip()
+        try:
+            return (await self.git("write-tree", f"--prefix={self.prefix}")).decode().strip()
+        except GitError as error:
+            if f"prefix {self.prefix} not found" in str(error):
+                return _EMPTY_TREE  # nothing recorded in the workspace (yet)
+            raise
 
     async def _changed_paths(self) -> tuple[list[str], list[str], list[str]]:
         """What changed since the last snapshot, in one walk of the tree (ignored files left
@@ -230,9 +270,54 @@ class ShadowRepo:
             header, path = fields[index].decode(), fields[index + 1].decode("utf-8", "surrogateescape")
             if not header.startswith(":"):
                 continue
-            old_mode, new_mode, _, new_blob, _ = header[1:].split(" ")
-            changes.append(Change(path, old_mode, new_mode, new_blob))
+            old_mode, new_mode, old_blob, new_blob, _ = header[1:].split(" ")
+            changes.append(Change(path, old_mode, new_mode, new_blob, old_blob))
         return changes
+
+    async def nested_repositories(self, *trees: str) -> list[str]:
+        """The nested git repositories (a clone, a submodule's work tree) in any of `trees`: git
+        records each as a commit id alone, never its files."""
+        found: set[str] = set()
+        for tree in trees:
+            for entry in (await self.git("ls-tree", "-r", "-z", tree)).split(b"\0"):
+                info, _, name = entry.partition(b"\t")
+                if info.startswith(b"160000 "):
+                    found.add(name.decode("utf-8", "surrogateescape"))
+        return sorted(found)
+
+    async def left_out(self, commit: Commit, paths: list[str]) -> dict[str, str]:
+        """Which of `paths` (none of them in `commit`) the snapshot left out rather than found
+        missing, and why: too large then, or ignored by the ignore files it holds. A rewind to
+        it must not delete them: it never knew what they held."""
+        too_large = set(commit.meta.get("tooLarge") or ())
+        reasons = {path: "it was too large to be in the checkpoint" for path in paths if path in too_large}
+        rest = [path for path in paths if path not in reasons]
+        if rest:
+            for path in await self._ignored_in(commit.tree, rest):
+                reasons[path] = "it was ignored when the checkpoint was taken"
+        return reasons
+
+    async def _ignored_in(self, tree: str, paths: list[str]) -> list[str]:
+        """Which `paths` the `.gitignore` files of `tree` (with those above the workspace as
+        they are now, and the exclude file) ignore: git judges them in a scratch work tree
+        holding just those ignore files."""
+        listing = await self.git("ls-tree", "-r", "-z", tree)
+        with tempfile.TemporaryDirectory(prefix="tiller-ignores-") as scratch:
+            Path(scratch, self.prefix).mkdir(parents=True, exist_ok=True)
+            above = Path(self.work_tree)
+            while above != Path(self.top):
+                above = above.parent
+                with contextlib.suppress(OSError):
+                    shutil.copyfile(above / ".gitignore", Path(scratch, above.relative_to(self.top), ".gitignore"))
+            for entry in listing.split(b"\0"):
+                info, _, name = entry.partition(b"\t")
+                if name.rsplit(b"/", 1)[-1] == b".gitignore" and info.split(b" ")[1:2] == [b"blob"]:
+                    target = Path(scratch, self.prefix, os.fsdecode(name))
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(await self.blob(info.split(b" ")[2].decode()))
+            out = await self.git("check-ignore", "--no-index", "-z", "--stdin", input=_pathspecs(paths, magic=None),
+                                 ok=(0, 1), work_tree=scratch)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     async def blob(self, sha: str) -> bytes:
         return await self.git("cat-file", "blob", sha)
@@ -242,9 +327,38 @@ class ShadowRepo:
             await self.git("update-ref", "-d", ref, ok=(0, 1))
 
 
-def _pathspecs(paths: list[str], magic: str = "literal") -> bytes:
-    prefix = f":({magic})".encode()
+def _pathspecs(paths: list[str], magic: str | None = "literal") -> bytes:
+    prefix = f":({magic})".encode() if magic else b""
     return b"".join(prefix + p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+
+
+def _repository_top(path: str) -> str:
+    """The top of the git repository `path` lies in (its own `.git`, or the nearest one above:
+    a directory, or a file as in a worktree or a submodule); `path` itself outside any."""
+    here = path
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return path
+        here = parent
+
+
+def _repository_exclude(top: str) -> Path:
+    """The repository's `info/exclude`: in `.git/`, or, where `.git` is a file (`gitdir: …`),
+    in the common directory of the git directory it names."""
+    dot_git = Path(top, ".git")
+    if dot_git.is_dir():
+        return dot_git / "info" / "exclude"
+    pointer = dot_git.read_text(encoding="utf-8", errors="replace")
+    if not pointer.startswith("gitdir:"):
+        raise OSError(f"{dot_git} names no git directory")
+    git_dir = Path(top, pointer[len("gitdir:"):].strip())
+    common = git_dir / "commondir"
+    if common.is_file():
+        git_dir = git_dir / common.read_text(encoding="utf-8", errors="replace").strip()
+    return git_dir / "info" / "exclude"
 
 
 def _inside(path: str, root: str) -> bool:

@@ -24,11 +24,12 @@ The data directory is `initializationOptions.dataDir`, else `$TILLER_DATA_DIR`, 
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,15 +91,23 @@ class SessionFile:
         self.path = path
 
     def append(self, *records: dict[str, Any]) -> None:
-        """Append records as lines: one write, one fsync."""
+        """Append records as whole lines, durably (fsync), or not at all: an OSError leaves the
+        file as it was."""
         lines = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
         # backslashreplace: a lone surrogate (JSON lets a model stream one) is saved as its
         # JSON escape, so the line stays valid UTF-8 and loads back as it was.
         data = lines.encode("utf-8", "backslashreplace")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, data)
-            os.fsync(fd)
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError:
+                # A disk that filled up or a file-size limit writes part of the data: the half
+                # line would swallow the next record appended after it. Cut it off again.
+                os.ftruncate(fd, size)
+                raise
         finally:
             os.close(fd)
 
@@ -111,6 +120,17 @@ class SessionFile:
 
     def append_branch(self, conversation: list[list[int]]) -> None:
         self.append({"type": "branch", "conversation": conversation})
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write may write less than asked (a full disk, RLIMIT_FSIZE): go on until all of it is
+    written or the next write fails."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "the file took no more bytes")
+        view = view[written:]
 
 
 def approval_record(event: dict[str, Any]) -> dict[str, Any]:
@@ -205,8 +225,8 @@ class SessionStore:
             elif kind == "approval" and isinstance(record.get("event"), dict):
                 saved.resolved_approvals.append(record["event"])
             elif kind == "branch":
-                kept = from_ranges(record.get("conversation"), len(saved.records))
-                saved.conversation = [i for i in kept if saved.records[i] is not None]
+                unusable = {i for i, message in enumerate(saved.records) if message is None}
+                saved.conversation = branch_conversation(record, len(saved.records), unusable)
             elif kind == "settings":
                 _apply_settings(saved, record, path, number)
             else:
@@ -231,6 +251,17 @@ class SessionStore:
                 sessions.append(saved)
         return sorted(sessions, key=lambda s: s.updated_at, reverse=True)
 
+    def cwd_of(self, session_id: str) -> str | None:
+        """The working directory the session's header names (read from the header alone), if
+        the file has a usable one."""
+        fd = os.open(self._path(session_id), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            record = _record(handle.readline(MAX_HEADER_BYTES).decode("utf-8", errors="replace"))
+        cwd = record.get("cwd") if record is not None and record.get("type") == "session" else None
+        return cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None
+
     def delete(self, session_id: str) -> bool:
         path = self._path(session_id)
         if not path.exists():
@@ -245,6 +276,8 @@ class UnreadableSession(ValueError):
 
 # A session file larger than this is not one tiller wrote (a long session is a few MiB).
 MAX_SESSION_FILE_BYTES = 512 * 1024 * 1024
+# A header holds the system prompt: a long one is some tens of KiB.
+MAX_HEADER_BYTES = 16 * 1024 * 1024
 
 
 def read_regular_file(path: Path, limit: int = MAX_SESSION_FILE_BYTES) -> bytes:
@@ -339,6 +372,13 @@ def from_ranges(ranges: Any, count: int = 1_000_000) -> list[int]:
                 and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)):
             records.extend(range(max(pair[0], 0), min(pair[1], count)))
     return records
+
+
+def branch_conversation(record: dict[str, Any], count: int, unusable: Container[int]) -> list[int]:
+    """The conversation a `branch` record makes of the `count` message records before it: the
+    ones it names, less the `unusable` (a message that does not validate is in no
+    conversation). The loader and the session index both follow branches by this."""
+    return [i for i in from_ranges(record.get("conversation"), count) if i not in unusable]
 
 
 def session_title(messages: list[Any]) -> str:

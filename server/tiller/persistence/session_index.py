@@ -15,6 +15,11 @@ source of truth; the index is only ever derived from them:
   parsed; only the first user message (the title) is parsed and validated. Every other line
   is parsed as JSON, so damaged lines (a torn write later ended by the next append) count for
   nothing, as when the file is loaded.
+- A `branch` record (a rewind of the conversation) is followed as the loader follows it
+  (`branch_conversation`): the count becomes the messages it keeps, and the title that of
+  the first user message among them. For that a row keeps how many message records the
+  file holds, which of them the loader cannot use, and where each user message's line
+  starts (a title is read back from there: branches are rare).
 - Only complete lines are read: a torn last line (a crash mid-write) is left for later, and
   the session is still listed with what came before it.
 - An index that cannot be opened (corrupt, read-only directory) is rebuilt, or kept in
@@ -30,19 +35,19 @@ import logging
 import os
 import sqlite3
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from ..agent.types import AgentMessage
-from .session_files import session_title
+from .session_files import branch_conversation, session_title
 
 logger = logging.getLogger("tiller.store")
 
 INDEX_NAME = "index.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _MESSAGE = TypeAdapter(AgentMessage)
 # How SessionFile.append_message starts a line (compact JSON, keys in this order).
 _MESSAGE_LINE = b'{"type":"message","message":{"role":"'
@@ -59,7 +64,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     updated_at INTEGER NOT NULL DEFAULT 0,
     size INTEGER NOT NULL DEFAULT 0,
     mtime_ns INTEGER NOT NULL DEFAULT 0,
-    offset INTEGER NOT NULL DEFAULT 0
+    offset INTEGER NOT NULL DEFAULT 0,
+    records INTEGER NOT NULL DEFAULT 0,
+    users TEXT NOT NULL DEFAULT '[]',
+    unusable TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at DESC);
 """
@@ -76,7 +84,7 @@ class IndexedSession:
     updated_at: int
 
 
-_ROW_COLUMNS = "id, cwd, model, title, message_count, created, updated_at, size, mtime_ns, offset"
+_ROW_COLUMNS = "id, cwd, model, title, message_count, created, updated_at, size, mtime_ns, offset, records, users, unusable"
 
 
 @dataclass
@@ -93,6 +101,28 @@ class _Row:
     size: int = 0
     mtime_ns: int = 0
     offset: int = 0
+    # For following branch records: message records so far (numbered as the loader numbers
+    # them), [record, byte offset of its line] of each user message, records the loader skips.
+    records: int = 0
+    users: list[list[int]] = field(default_factory=list)
+    unusable: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_db(cls, values: tuple[Any, ...]) -> _Row:
+        id, cwd, model, title, count, created, updated_at, size, mtime_ns, offset, records, users, unusable = values
+        return cls(id, cwd, model, title, count, created, updated_at, size, mtime_ns, offset, records,
+                   json.loads(users), json.loads(unusable))
+
+    def to_db(self) -> tuple[Any, ...]:
+        return (self.id, self.cwd, self.model, self.title, self.message_count, self.created, self.updated_at,
+                self.size, self.mtime_ns, self.offset, self.records, json.dumps(self.users),
+                json.dumps(self.unusable))
+
+    def add_message(self, user: bool, offset: int) -> None:
+        if user:
+            self.users.append([self.records, offset])
+        self.records += 1
+        self.message_count += 1
 
 
 class SessionIndex:
@@ -188,7 +218,8 @@ class SessionIndex:
             if seen is None or status.st_size < seen[2] or status.st_size == seen[0]:
                 row = _Row(session_id)  # new, shrunk or rewritten: read it all
             else:
-                row = _Row(*db.execute(f"SELECT {_ROW_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone())
+                row = _Row.from_db(db.execute(f"SELECT {_ROW_COLUMNS} FROM sessions WHERE id = ?",
+                                              (session_id,)).fetchone())
             try:
                 _read_on(row, self.dir / f"{session_id}.jsonl", status)
             except OSError as error:
@@ -201,9 +232,8 @@ class SessionIndex:
         try:
             db.executemany("DELETE FROM sessions WHERE id = ?", [(session_id,) for session_id in gone])
             db.executemany(
-                f"INSERT OR REPLACE INTO sessions ({_ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r.id, r.cwd, r.model, r.title, r.message_count, r.created, r.updated_at, r.size, r.mtime_ns,
-                  r.offset) for r in changed],
+                f"INSERT OR REPLACE INTO sessions ({_ROW_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+                [row.to_db() for row in changed],
             )
             db.execute("COMMIT")
         except BaseException:
@@ -234,22 +264,25 @@ def _read_on(row: _Row, path: Path, status: os.stat_result) -> None:
         handle.seek(row.offset)
         data = handle.read(max(status.st_size - row.offset, 0))
     end = data.rfind(b"\n") + 1
+    at = row.offset
     for line in data[:end].split(b"\n"):
         if line:
-            _read_line(row, line)
+            _read_line(row, line, at, path)
+        at += len(line) + 1
     row.offset += end
     row.size, row.mtime_ns = status.st_size, status.st_mtime_ns
     row.updated_at = max(row.created, status.st_mtime_ns // 1_000_000)
 
 
-def _read_line(row: _Row, line: bytes) -> None:
+def _read_line(row: _Row, line: bytes, offset: int, path: Path) -> None:
     if line.startswith(_MESSAGE_LINE) and line.endswith(b"}}"):  # the bulk of a file: count it
-        row.message_count += 1
-        if row.title is None and line.startswith(_USER_MESSAGE_LINE):
+        user = line.startswith(_USER_MESSAGE_LINE)
+        if user and row.title is None:
             try:
                 row.title = _title(json.loads(line)["message"])
             except ValueError:
-                row.message_count -= 1  # not whole after all
+                return  # not whole after all: not a record for the loader either
+        row.add_message(user, offset)
         return
     try:
         record = json.loads(line)
@@ -261,10 +294,16 @@ def _read_line(row: _Row, line: bytes) -> None:
     if kind == "message":
         message = record.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            return  # the loader skips it as a message that does not validate
-        row.message_count += 1
+            row.unusable.append(row.records)  # the loader skips it as a message that does not validate
+            row.records += 1
+            return
+        row.add_message(message["role"] == "user", offset)
         if row.title is None and message["role"] == "user":
             row.title = _title(message)
+    elif kind == "branch":
+        kept = branch_conversation(record, row.records, set(row.unusable))
+        row.message_count = len(kept)
+        row.title = _first_title(path, row.users, set(kept))
     elif kind == "session":
         cwd, model, created = record.get("cwd"), record.get("model"), record.get("created")
         if row.cwd is not None:
@@ -275,6 +314,22 @@ def _read_line(row: _Row, line: bytes) -> None:
             row.created = created
     elif kind == "settings" and isinstance(record.get("model"), str):
         row.model = record["model"]
+
+
+def _first_title(path: Path, users: list[list[int]], kept: set[int]) -> str | None:
+    """The title of the first user message among the `kept` records, read from its line."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        for record, offset in users:
+            if record in kept:
+                handle.seek(offset)
+                try:
+                    title = _title(json.loads(handle.readline())["message"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if title is not None:
+                    return title
+    return None
 
 
 def _title(message: dict[str, Any]) -> str | None:
