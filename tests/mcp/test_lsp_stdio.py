@@ -137,6 +137,28 @@ async def test_plan_mode_runs_only_tools_the_server_marks_read_only_and_never_as
     assert client.events_of(session, "approval_request") == []
 
 
+async def test_plan_mode_does_not_run_a_read_only_tool_the_user_always_rejected(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__pid", {})),
+                    Reply(chunks=openai_text("Asked.")),
+                    Reply(chunks=openai_tool_call("c2", "toolbox__pid", {})),
+                    Reply(chunks=openai_text("Planned.")))
+        client = await start_tiller(env=openai_env(model), capabilities=APPROVALS)
+        session = await client.new_session(model="openai/test-model", mcpServers=[toolbox(work)])
+        prompt = client.prompt(session, "which pid?")
+        approval = await client.wait_approval(session)
+        await client.respond(session, approval["approvalId"], "reject_always")
+        await prompt.result()
+        await client.request("agent/setApprovalMode", {"sessionId": session, "mode": "plan"})
+        answer = await client.prompt(session, "plan it").result()
+    result = tool_results(answer)["c2"]
+    # toolbox__pid is marked read-only, which plan mode lets through: the user's "always
+    # reject" still wins.
+    assert result["isError"] is True and "always rejected" in result_text(result)
+    assert len(client.events_of(session, "approval_request")) == 1
+
+
 async def test_progress_streams_as_tool_updates_and_content_maps_into_the_result(start_tiller, workspace, tmp_path):
     with SSEServer() as model:
         model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__count", {"to": 3})),
