@@ -196,9 +196,10 @@ class Host:
         from .mcp_servers import SessionMcpServers
 
         if self._mcp_pool is None:
-            self._mcp_pool = McpServerPool()
+            self._mcp_pool = McpServerPool(redact=self._tool_redactor().text)
         servers = SessionMcpServers(self._mcp_pool, session.agent, session.approvals, session.events.emit,
-                                    ProjectApprovals(default_data_dir(configured=self.settings.data_dir)))
+                                    ProjectApprovals(default_data_dir(configured=self.settings.data_dir)),
+                                    self._tool_redactor())
         servers.start(user=user, project=project, session=resolve_specs(list(specs), "session", session.cwd))
         self._mcp[session.id] = servers
 
@@ -207,7 +208,8 @@ class Host:
         session = self.get(session_id)
         servers = self._mcp.get(session_id)
         tools = [ToolInfo(name=tool.name, description=tool.description, read_only=tool.read_only,
-                          server=getattr(tool, "server", None)) for tool in session.agent.state.tools]
+                          server=servers.server_of(tool.name) if servers is not None else None)
+                 for tool in session.agent.state.tools]
         return ListToolsResult(tools=tools, mcp_servers=servers.servers() if servers is not None else [])
 
     def _assemble(

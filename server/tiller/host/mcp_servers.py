@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent import Agent
-from ..agent.types import resolve
+from ..agent.types import AgentTool, resolve
 from ..ai.abort import AbortSignal
 from ..mcp.config import ConfiguredServer, McpConfigProblem, McpServerConfig, ProjectFile
 from ..mcp.connection import McpConnection
@@ -44,6 +44,7 @@ from ..protocol.mcp import (
 from ..tools.aborts import ToolAborted, unless_aborted
 from ..tools.ports import ApprovalRequest
 from .approvals import Approvals
+from .tool_guard import GuardedTool, Redactor
 
 logger = logging.getLogger("tiller.mcp")
 
@@ -85,8 +86,11 @@ class _Server:
 
 class SessionMcpServers:
     def __init__(self, pool: McpServerPool, agent: Agent, approvals: Approvals, emit: Callable[[AnyWireEvent], None],
-                 project_approvals: ProjectApprovals) -> None:
+                 project_approvals: ProjectApprovals, redactor: Redactor) -> None:
         self._pool = pool
+        # Around each tool as around the built-in ones: keys in results redacted, aborts bounded.
+        self._redactor = redactor
+        self._offered: list[AgentTool] = []  # the agent's tools that are ours
         self._agent = agent
         self._approvals = approvals
         self._emit = emit
@@ -225,8 +229,10 @@ class SessionMcpServers:
 
     def _sync_agent_tools(self) -> None:
         tools = self._agent.state.tools
+        ours = {id(tool) for tool in self._offered}
+        self._offered = [GuardedTool(tool, self._redactor) for tool in self.tools()]
         # In place: a running loop holds this very list, and sees the change at its next call.
-        tools[:] = [*(tool for tool in tools if not isinstance(tool, McpTool)), *self.tools()]
+        tools[:] = [*(tool for tool in tools if id(tool) not in ours), *self._offered]
 
     def tools(self) -> list[McpTool]:
         return [tool for server in self._servers.values() for tool in server.tools]
@@ -239,6 +245,10 @@ class SessionMcpServers:
                  for t in server.tools]
         return McpServerInfo(name=server.name, source=server.source, transport=server.transport, state=state,
                              message=message, tools=tools)
+
+    def server_of(self, tool_name: str) -> str | None:
+        """The server whose tool the model knows as `tool_name`, if any."""
+        return next((tool.server for tool in self.tools() if tool.name == tool_name), None)
 
     def servers(self) -> list[McpServerInfo]:
         return [self._info(server) for server in self._servers.values()]

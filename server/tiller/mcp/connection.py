@@ -53,8 +53,10 @@ class McpCallFailed(Exception):
 
 
 class McpConnection:
-    def __init__(self, config: McpServerConfig, restart_delays: tuple[float, ...] = RESTART_DELAYS) -> None:
+    def __init__(self, config: McpServerConfig, restart_delays: tuple[float, ...] = RESTART_DELAYS,
+                 redact: Callable[[str], str] = str) -> None:
         self.config = config
+        self._redact = redact  # for what the server writes to its stderr and its log
         self.name = config.name
         self.state: ConnectionState = "stopped"
         self.message: str | None = None
@@ -148,7 +150,7 @@ class McpConnection:
         """Connect, list the tools, serve until lost or stopped: why it ended, and whether it
         got as far as ready."""
         config = self.config
-        stderr = ServerStderr(self.name) if config.transport == "stdio" else None
+        stderr = ServerStderr(self.name, self._redact) if config.transport == "stdio" else None
         self._generation += 1
         generation = self._generation
         lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -209,7 +211,7 @@ class McpConnection:
             lost.set_result(reason)
 
     async def _server_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        logging.getLogger(f"tiller.mcp.{self.name}").info("[%s] %s", params.level, params.data)
+        logging.getLogger(f"tiller.mcp.{self.name}").info("[%s] %s", params.level, self._redact(str(params.data)))
 
     # --- calls -------------------------------------------------------------------------
 
