@@ -3,8 +3,8 @@
 The server process gets the write end of a pipe as its stderr; tiller reads the other end,
 logs each line (logger `tiller.mcp.<server>`, INFO) and keeps the last lines, which say why
 a server that died died. Each line is redacted first: a key the server prints must reach
-neither the log nor, through the tail, a client. The pipe's end tells that the process is
-gone, even when no call is running to notice.
+neither the log nor, through the tail, a client. (Its end says nothing about the process: a
+server may close its stderr and live on; the end of its stdout tells, watched_stream.py.)
 """
 
 from __future__ import annotations
