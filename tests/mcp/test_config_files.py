@@ -4,6 +4,7 @@ the workspace's `.mcp.json` (started only once the user approved that file's byt
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from tests.server.harness import editor_capabilities, openai_env, openai_text
@@ -62,3 +63,28 @@ async def test_a_project_file_runs_only_once_approved_and_the_answer_holds_for_i
         assert "proj__echo" not in offered and "mine__echo" in offered
         listed = await client.request("agent/listTools", {"sessionId": third})
         assert {s["name"]: s["state"] for s in listed["mcpServers"]}["proj"] == "disabled"
+
+
+async def test_a_project_file_that_is_not_a_regular_file_is_refused_and_the_session_starts(
+        start_tiller, workspace, tmp_path):
+    os.mkfifo(workspace / ".mcp.json")  # reading a FIFO waits for a writer: forever
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_text("Hi.")))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model")
+        listed = await client.request("agent/listTools", {"sessionId": session})
+        await client.prompt(session, "hi").result()
+        # The server was not frozen: other requests are still answered.
+        await client.request("agent/listSessions", {})
+    [refused] = listed["mcpServers"]
+    assert refused["source"] == "project" and refused["state"] == "failed"
+    assert "not a regular file" in refused["message"]
+
+
+async def test_a_project_file_too_big_to_be_a_configuration_is_refused(start_tiller, workspace, tmp_path):
+    (workspace / ".mcp.json").write_text('{"mcpServers": {}, "padding": "' + "x" * (2 << 20) + '"}')
+    client = await start_tiller()
+    session = await client.new_session()
+    listed = await client.request("agent/listTools", {"sessionId": session})
+    [refused] = listed["mcpServers"]
+    assert refused["state"] == "failed" and "bytes" in refused["message"]

@@ -27,9 +27,11 @@ message saying why; the other servers are not affected.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +44,7 @@ from ..ai.models import config_file_path
 from ..protocol.mcp import McpServerSource, McpServerSpec, McpTransport
 
 PROJECT_FILE = ".mcp.json"
+MAX_PROJECT_FILE_BYTES = 1 << 20  # a configuration, not a data file
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 # The keys an entry may have, as written in files (camelCase).
@@ -194,13 +197,15 @@ class ProjectFile:
 
 
 def project_file(cwd: str, environ: Mapping[str, str] | None = None) -> ProjectFile | None:
+    """The workspace's `.mcp.json`, if it has one. Blocking: call it in a worker thread."""
     path = Path(cwd) / PROJECT_FILE
     try:
-        content = path.read_bytes()
+        content = _read_project_file(path)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        return ProjectFile(path, b"", [McpConfigProblem(PROJECT_FILE, "project", "stdio", f"cannot read {path}: {error}")])
+    except (OSError, McpConfigError) as error:
+        why = str(error) if isinstance(error, McpConfigError) else f"cannot read {path}: {error}"
+        return ProjectFile(path, b"", [McpConfigProblem(PROJECT_FILE, "project", "stdio", why)])
     try:
         data = json.loads(content)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -208,6 +213,34 @@ def project_file(cwd: str, environ: Mapping[str, str] | None = None) -> ProjectF
     if not isinstance(data, dict) or "mcpServers" not in data:
         return ProjectFile(path, content, [McpConfigProblem(PROJECT_FILE, "project", "stdio", f'{path} has no "mcpServers" object')])
     return ProjectFile(path, content, parse_table(data["mcpServers"], str(path), "project", cwd, environ))
+
+
+def _read_project_file(path: Path) -> bytes:
+    """The bytes of a regular file of reasonable size. A repository decides what its
+    `.mcp.json` is: a FIFO would block the read forever, a device or a huge file fill
+    memory, and a symbolic link point anywhere."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise McpConfigError(f"{path} is a symbolic link; tiller reads only a regular file there") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise McpConfigError(f"{path} is not a regular file; tiller does not read it")
+        if info.st_size > MAX_PROJECT_FILE_BYTES:
+            raise McpConfigError(f"{path} is {info.st_size} bytes, more than the {MAX_PROJECT_FILE_BYTES} "
+                                 "bytes a configuration may have; tiller does not read it")
+        chunks, total = [], 0
+        while total <= MAX_PROJECT_FILE_BYTES and (chunk := os.read(fd, 1 << 16)):
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > MAX_PROJECT_FILE_BYTES:  # it grew while being read
+            raise McpConfigError(f"{path} is more than {MAX_PROJECT_FILE_BYTES} bytes; tiller does not read it")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _expand(text: str, environ: Mapping[str, str], server: str) -> str:
