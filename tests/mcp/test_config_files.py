@@ -88,3 +88,36 @@ async def test_a_project_file_too_big_to_be_a_configuration_is_refused(start_til
     listed = await client.request("agent/listTools", {"sessionId": session})
     [refused] = listed["mcpServers"]
     assert refused["state"] == "failed" and "bytes" in refused["message"]
+
+
+async def test_a_project_files_approval_shows_its_env_and_cwd_and_holds_only_for_that_project(
+        start_tiller, workspace, tmp_path):
+    entry = toolbox(tmp_path / "toolbox", name="proj")
+    entry["env"] = {**entry["env"], "NODE_OPTIONS": "--require ./.hidden/payload.js", "HOME_AGAIN": "${HOME}"}
+    content = json.dumps({"mcpServers": {"proj": {**{k: v for k, v in entry.items() if k != "name"},
+                                                  "cwd": "tools"}}})
+    other = tmp_path / "other-clone"
+    for root in (workspace, other):
+        (root / "tools").mkdir(parents=True)
+        (root / ".mcp.json").write_text(content)  # byte for byte the same file
+    with SSEServer() as model:
+        model.reply(*(Reply(chunks=openai_text(f"Reply {n}.")) for n in range(1, 3)))
+        client = await start_tiller(env=openai_env(model), capabilities=APPROVALS)
+        first = await client.new_session(model="openai/test-model")
+        prompt = client.prompt(first, "hi")
+        asked = await client.wait_approval(first)
+        # What runs is more than the command line: the file's environment (as written, not
+        # expanded) and working directory are shown too.
+        assert "NODE_OPTIONS=--require ./.hidden/payload.js" in asked["command"]
+        assert "HOME_AGAIN=${HOME}" in asked["command"]
+        assert f"cwd: {workspace / 'tools'}" in asked["command"]
+        await client.respond(first, asked["approvalId"], "allow_always")
+        await prompt.result()
+
+        # Another repository with the same bytes is another project: asked again.
+        second = await client.new_session(model="openai/test-model", cwd=str(other))
+        prompt = client.prompt(second, "hi")
+        asked = await client.wait_approval(second)
+        assert str(other / ".mcp.json") in asked["title"]
+        await client.respond(second, asked["approvalId"], "reject_once")
+        await prompt.result()

@@ -73,6 +73,9 @@ class McpServerConfig:
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
     auto_approve: frozenset[str] = frozenset()
     disabled: bool = False
+    # The env and headers as written, variables unexpanded: what the user is shown.
+    declared_env: tuple[tuple[str, str], ...] = ()
+    declared_headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def launch(self) -> tuple[Any, ...]:
@@ -85,6 +88,19 @@ class McpServerConfig:
         if self.transport == "stdio":
             return " ".join([self.command or "", *self.args]).strip()
         return f"{self.url} ({self.transport})"
+
+    def describe_in_full(self) -> str:
+        """Everything that decides what runs, for a user asked to approve it: the command
+        line, and on lines of their own the environment and headers as written (the file's
+        words, never the values of tiller's variables) and the working directory. An
+        innocent command line can run anything through its environment (NODE_OPTIONS,
+        PYTHONSTARTUP, LD_PRELOAD) or its directory."""
+        lines = [self.describe()]
+        lines += [f"  env: {key}={value}" for key, value in self.declared_env]
+        lines += [f"  header: {key}: {value}" for key, value in self.declared_headers]
+        if self.cwd is not None:
+            lines.append(f"  cwd: {self.cwd}")
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -126,6 +142,8 @@ def from_spec(spec: McpServerSpec, source: McpServerSource, cwd: str,
         # A repository does not get to approve its own tools.
         auto_approve=frozenset(spec.auto_approve or ()) if source != "project" else frozenset(),
         disabled=bool(spec.disabled),
+        declared_env=tuple(sorted((spec.env or {}).items())),
+        declared_headers=tuple(sorted((spec.headers or {}).items())),
     )
 
 
@@ -189,7 +207,7 @@ def user_servers(cwd: str, environ: Mapping[str, str] | None = None) -> list[Con
 @dataclass(frozen=True)
 class ProjectFile:
     """A workspace's `.mcp.json`, as read once: its servers run only if the user approved
-    exactly these bytes."""
+    this file with exactly these bytes."""
 
     path: Path
     content: bytes
