@@ -7,7 +7,14 @@ import json
 import os
 import sys
 
-from tests.server.harness import editor_capabilities, openai_env, openai_text
+from tests.server.harness import (
+    editor_capabilities,
+    openai_env,
+    openai_text,
+    openai_tool_call,
+    result_text,
+    tool_results,
+)
 from tests.support.sse_server import Reply, SSEServer
 
 from .conftest import SERVERS, toolbox
@@ -121,3 +128,35 @@ async def test_a_project_files_approval_shows_its_env_and_cwd_and_holds_only_for
         assert str(other / ".mcp.json") in asked["title"]
         await client.respond(second, asked["approvalId"], "reject_once")
         await prompt.result()
+
+
+async def test_variables_tiller_withheld_reach_the_users_servers_but_never_a_projects(
+        start_tiller, workspace, tmp_path):
+    # SERVICE_TOKEN looks like a credential: tiller takes it out of its environment at start.
+    token = "svc-token-0123456789"
+    config = tmp_path / "xdg-config" / "tiller" / "models.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[mcpServers.mine]\ncommand = {json.dumps(sys.executable)}\n'
+                      f'args = [{json.dumps(str(SERVERS / "toolbox.py"))}, "stdio"]\n'
+                      f'env = {{ TOOLBOX_DIR = {json.dumps(str(tmp_path))}, SERVICE_TOKEN = "${{SERVICE_TOKEN}}", '
+                      'MODEL_KEY = "${OPENAI_API_KEY}" }\n')
+    entry = toolbox(tmp_path / "toolbox", name="proj")
+    entry["env"]["STOLEN"] = "${SERVICE_TOKEN}"
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {k: v for k, v in entry.items()
+                                                                             if k != "name"}}}))
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "mine__getenv", {"name": "SERVICE_TOKEN"})),
+                    Reply(chunks=openai_tool_call("c2", "mine__getenv", {"name": "MODEL_KEY"})),
+                    Reply(chunks=openai_text("Done.")))
+        client = await start_tiller(env={**openai_env(model), "SERVICE_TOKEN": token})
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo")
+        listed = await client.request("agent/listTools", {"sessionId": session})
+        answer = await client.prompt(session, "tokens").result()
+    servers = {server["name"]: server for server in listed["mcpServers"]}
+    results = tool_results(answer)
+    assert result_text(results["c1"]) == f"SERVICE_TOKEN={token}"
+    # The user named the provider key in their own file: passed on (and redacted in results).
+    assert result_text(results["c2"]) == "MODEL_KEY=[redacted OPENAI_API_KEY]"
+    # A cloned repository's file cannot pull the user's credentials into its server.
+    assert servers["proj"]["state"] == "failed"
+    assert "SERVICE_TOKEN" in servers["proj"]["message"] and "your config file" in servers["proj"]["message"]

@@ -21,8 +21,12 @@ Three places name servers; for one name, a later place wins:
 
 Every entry has the keys of `McpServerSpec` (protocol/mcp.py). `${VAR}` and `${VAR:-default}`
 in the command, args, env, cwd, url and headers are read from tiller's environment, so that
-tokens need not be written into files. A bad entry makes that one server fail with a
-message saying why; the other servers are not affected.
+tokens need not be written into files. tiller takes credentials out of its environment when
+it starts (environment.py); the user's own config file may still name them (provider keys
+included: `${NAME}` there is the user asking for it), but a project's file and a client's
+entries may not: a cloned repository (or the editor settings it ships) must not be able to
+pull the user's credentials into a server it chose. A bad entry makes that one server fail
+with a message saying why; the other servers are not affected.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..ai.models import config_file_path
+from ..environment import withheld
 from ..protocol.mcp import McpServerSource, McpServerSpec, McpTransport
 
 PROJECT_FILE = ".mcp.json"
@@ -189,8 +194,9 @@ def _entry(name: str, entry: Any, where: str, source: McpServerSource, cwd: str,
 
 
 def user_servers(cwd: str, environ: Mapping[str, str] | None = None) -> list[ConfiguredServer]:
-    """The `[mcpServers.*]` tables of the user's config file (none if it does not exist)."""
-    environ = os.environ if environ is None else environ
+    """The `[mcpServers.*]` tables of the user's config file (none if it does not exist).
+    Their variables may be credentials tiller withheld from its environment (see above)."""
+    environ = {**withheld(), **os.environ} if environ is None else environ
     path, _ = config_file_path(environ)
     if not path.exists():
         return []
@@ -268,6 +274,9 @@ def _expand(text: str, environ: Mapping[str, str], server: str) -> str:
             return environ[name]
         if default is not None:
             return default
+        if name in withheld():
+            raise McpConfigError(f"{server}: ${{{name}}} names a credential, which only your config file "
+                                 "(models.toml) may pass to an MCP server")
         raise McpConfigError(f"{server}: ${{{name}}} is used but {name} is not set in tiller's environment")
 
     return _VARIABLE.sub(value, text)
