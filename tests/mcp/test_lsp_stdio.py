@@ -137,6 +137,28 @@ async def test_plan_mode_runs_only_tools_the_server_marks_read_only_and_never_as
     assert client.events_of(session, "approval_request") == []
 
 
+async def test_plan_mode_does_not_run_a_read_only_tool_the_user_always_rejected(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__pid", {})),
+                    Reply(chunks=openai_text("Asked.")),
+                    Reply(chunks=openai_tool_call("c2", "toolbox__pid", {})),
+                    Reply(chunks=openai_text("Planned.")))
+        client = await start_tiller(env=openai_env(model), capabilities=APPROVALS)
+        session = await client.new_session(model="openai/test-model", mcpServers=[toolbox(work)])
+        prompt = client.prompt(session, "which pid?")
+        approval = await client.wait_approval(session)
+        await client.respond(session, approval["approvalId"], "reject_always")
+        await prompt.result()
+        await client.request("agent/setApprovalMode", {"sessionId": session, "mode": "plan"})
+        answer = await client.prompt(session, "plan it").result()
+    result = tool_results(answer)["c2"]
+    # toolbox__pid is marked read-only, which plan mode lets through: the user's "always
+    # reject" still wins.
+    assert result["isError"] is True and "always rejected" in result_text(result)
+    assert len(client.events_of(session, "approval_request")) == 1
+
+
 async def test_progress_streams_as_tool_updates_and_content_maps_into_the_result(start_tiller, workspace, tmp_path):
     with SSEServer() as model:
         model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__count", {"to": 3})),
@@ -194,6 +216,48 @@ async def test_a_crash_mid_call_fails_the_call_and_the_server_is_started_again(s
     crash = tool_results(answer)["c1"]
     assert crash["isError"] is True and "stopped while running crash" in result_text(crash)
     assert len(list((tmp_path / "toolbox").glob("started-*"))) == 2
+
+
+async def test_a_server_that_closes_its_stderr_is_not_taken_for_dead(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    work.mkdir()
+    # A wrapper that throws the server's stderr away: only its stdout tells whether it lives.
+    quiet = {"name": "quiet", "command": "sh", "env": {"TOOLBOX_DIR": str(work)},
+             "args": ["-c", f"exec {sys.executable} {SERVERS / 'toolbox.py'} stdio 2>/dev/null"]}
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "quiet__pid", {})), Reply(chunks=openai_text("One.")),
+                    Reply(chunks=openai_tool_call("c2", "quiet__pid", {})), Reply(chunks=openai_text("Two.")))
+        client = await start_tiller(env=openai_env(model))
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo", mcpServers=[quiet])
+        first = tool_results(await client.prompt(session, "pid").result())["c1"]
+        await asyncio.sleep(1.5)  # a server taken for dead would be restarted after 1 s
+        second = tool_results(await client.prompt(session, "pid again").result())["c2"]
+        listed = await client.request("agent/listTools", {"sessionId": session})
+    assert first["isError"] is False and result_text(first) == result_text(second)
+    assert len(list(work.glob("started-*"))) == 1
+    assert [s["state"] for s in listed["mcpServers"]] == ["ready"]
+    assert not [e for e in client.events_of(session, "mcp_server_state") if e["server"]["state"] != "ready"]
+
+
+async def test_garbage_on_a_servers_stdout_is_summarised_in_the_log_not_logged_per_line(
+        start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    work.mkdir()
+    noisy = {"name": "noisy", "command": "sh", "env": {"TOOLBOX_DIR": str(work)},
+             "args": ["-c", f"seq 1 3000 | sed 's/^/not json /'; exec {sys.executable} {SERVERS / 'toolbox.py'} stdio"]}
+    log = tmp_path / "tiller.log"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "noisy__echo", {"text": "hi"})), Reply(chunks=openai_text("Ok.")))
+        client = await start_tiller(env=openai_env(model), args=["--log-file", str(log), "--log-level", "INFO"])
+        session = await client.new_session(model="openai/test-model", approvalMode="yolo", mcpServers=[noisy])
+        echo = tool_results(await client.prompt(session, "echo").result())["c1"]
+        await client.request("agent/closeSession", {"sessionId": session})
+    assert result_text(echo) == "echo: hi"
+    logged = log.read_text()
+    assert "Traceback" not in logged
+    garbage = [line for line in logged.splitlines() if "not JSON-RPC" in line]
+    assert 3 <= len(garbage) <= 5, "\n".join(garbage[:10])
+    assert "(3000 in all)" in garbage[-1]
 
 
 async def test_agent_abort_cancels_a_hung_call_on_the_server(start_tiller, workspace, tmp_path):

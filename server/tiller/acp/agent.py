@@ -113,7 +113,7 @@ class TillerAgent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         with host_errors_as_acp():
-            session = self.host.create(NewSessionParams(cwd=_absolute(cwd), mcp_servers=mcp_specs(mcp_servers)),
+            session = await self.host.create(NewSessionParams(cwd=_absolute(cwd), mcp_servers=mcp_specs(mcp_servers)),
                                        default_cwd=cwd, extra_roots=additional_directories or [])
         self._attach(session)
         return NewSessionResponse(session_id=session.id, modes=session_options.modes(session),

@@ -153,6 +153,10 @@ class Approvals:
         decision = self.policy.decide(request, self.mode) if self.policy is not None else None
         if decision is not None and decision.outcome == "refuse":
             raise Rejected(decision.message or rejection_text(request))
+        if request.tool_name in self.always_rejected:
+            # The user's "always reject" outranks every allowance below (plan mode's
+            # read-only MCP tools, a command rule, the mode).
+            raise Rejected(rejection_text(request, f"{request.tool_name} is always rejected in this session"))
         if request.path is not None and self.rules is not None and self.mode != "yolo":
             if (why := self.rules.protected(request.path)) is not None:
                 # Always asked, whatever the mode, a command rule or an earlier "always allow".

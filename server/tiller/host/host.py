@@ -126,7 +126,7 @@ class Host:
 
     # --- sessions ------------------------------------------------------------------------
 
-    def create(self, params: NewSessionParams, *, default_cwd: str, extra_roots: Iterable[str] = ()) -> Session:
+    async def create(self, params: NewSessionParams, *, default_cwd: str, extra_roots: Iterable[str] = ()) -> Session:
         cwd = _working_directory(params.cwd or default_cwd)
         names = list(DEFAULT_TOOLS) if params.tools is None else params.tools
         unknown = [name for name in names if name not in DEFAULT_TOOLS]
@@ -143,7 +143,7 @@ class Host:
         )
         if params.thinking_level:
             session.agent.set_thinking_level(params.thinking_level)
-        self._start_mcp(session, params.mcp_servers or [])
+        await self._start_mcp(session, params.mcp_servers or [])
         return session
 
     async def load(self, session_id: str, *, extra_roots: Iterable[str] = (),
@@ -180,25 +180,27 @@ class Host:
         session.recorder.adopt(saved.messages, saved.conversation, len(saved.records))
         if saved.thinking_level:
             session.agent.set_thinking_level(saved.thinking_level)  # type: ignore[arg-type]
-        self._start_mcp(session, mcp_servers)
+        await self._start_mcp(session, mcp_servers)
         return session
 
     def _read_saved(self, session_id: str) -> SavedSession:
         with long_lived_objects():  # no full garbage collection pausing every session meanwhile
             return self.store.load(session_id)
 
-    def _start_mcp(self, session: Session, specs: Sequence[McpServerSpec]) -> None:
-        """The session's MCP servers: the user's, the workspace's .mcp.json, the client's."""
-        user, project = user_servers(session.cwd), project_file(session.cwd)
+    async def _start_mcp(self, session: Session, specs: Sequence[McpServerSpec]) -> None:
+        """The session's MCP servers: the user's, the workspace's .mcp.json, the client's.
+        The files are read in a worker thread: the workspace's could be anything."""
+        user, project = await asyncio.to_thread(lambda: (user_servers(session.cwd), project_file(session.cwd)))
         if not (user or project or specs):
             return
         from ..mcp.manager import McpServerPool
         from .mcp_servers import SessionMcpServers
 
         if self._mcp_pool is None:
-            self._mcp_pool = McpServerPool()
+            self._mcp_pool = McpServerPool(redact=self._tool_redactor().text)
         servers = SessionMcpServers(self._mcp_pool, session.agent, session.approvals, session.events.emit,
-                                    ProjectApprovals(default_data_dir(configured=self.settings.data_dir)))
+                                    ProjectApprovals(default_data_dir(configured=self.settings.data_dir)),
+                                    self._tool_redactor())
         servers.start(user=user, project=project, session=resolve_specs(list(specs), "session", session.cwd))
         self._mcp[session.id] = servers
 
@@ -207,7 +209,8 @@ class Host:
         session = self.get(session_id)
         servers = self._mcp.get(session_id)
         tools = [ToolInfo(name=tool.name, description=tool.description, read_only=tool.read_only,
-                          server=getattr(tool, "server", None)) for tool in session.agent.state.tools]
+                          server=servers.server_of(tool.name) if servers is not None else None)
+                 for tool in session.agent.state.tools]
         return ListToolsResult(tools=tools, mcp_servers=servers.servers() if servers is not None else [])
 
     def _assemble(

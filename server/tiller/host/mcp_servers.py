@@ -4,8 +4,9 @@ approval, and what the client is told about them.
 The servers of the user's config file and those the client passed start with the session
 (a server another session already runs is shared). The servers of the workspace's
 `.mcp.json` start once the user approved that file: unless an earlier answer about the same
-bytes is remembered, the session asks before its first model call, through its approvals
-(an `approval_request` of kind `execute` listing what would run). Before each model call the
+file (its real path) with the same bytes is remembered, the session asks before its first model call, through its approvals
+(an `approval_request` of kind `execute` listing what would run: command lines, the env and
+headers as written, working directories). Before each model call the
 session also waits for servers that are still starting (each within its startup timeout;
 an abort stops the wait), so the first reply can already use their tools.
 
@@ -25,13 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent import Agent
-from ..agent.types import resolve
+from ..agent.types import AgentTool, resolve
 from ..ai.abort import AbortSignal
 from ..mcp.config import ConfiguredServer, McpConfigProblem, McpServerConfig, ProjectFile
 from ..mcp.connection import McpConnection
 from ..mcp.manager import McpServerPool
 from ..mcp.tool import McpTool, model_name, schema_problem
-from ..mcp.trust import ProjectApprovals, content_hash
+from ..mcp.trust import ProjectApprovals, project_key
 from ..protocol.events import AnyWireEvent
 from ..protocol.mcp import (
     McpServerInfo,
@@ -44,6 +45,7 @@ from ..protocol.mcp import (
 from ..tools.aborts import ToolAborted, unless_aborted
 from ..tools.ports import ApprovalRequest
 from .approvals import Approvals
+from .tool_guard import GuardedTool, Redactor
 
 logger = logging.getLogger("tiller.mcp")
 
@@ -85,8 +87,11 @@ class _Server:
 
 class SessionMcpServers:
     def __init__(self, pool: McpServerPool, agent: Agent, approvals: Approvals, emit: Callable[[AnyWireEvent], None],
-                 project_approvals: ProjectApprovals) -> None:
+                 project_approvals: ProjectApprovals, redactor: Redactor) -> None:
         self._pool = pool
+        # Around each tool as around the built-in ones: keys in results redacted, aborts bounded.
+        self._redactor = redactor
+        self._offered: list[AgentTool] = []  # the agent's tools that are ours
         self._agent = agent
         self._approvals = approvals
         self._emit = emit
@@ -112,7 +117,7 @@ class SessionMcpServers:
         servers: dict[str, _Server] = {item.name: _Server.of(item) for item in user}
         if project is not None:
             self._project = project
-            decision = self._project_approvals.decision(project.content)
+            decision = self._project_approvals.decision(project.path, project.content)
             for item in project.servers:
                 server = _Server.of(item)
                 if server.config is not None and server.state == "starting":
@@ -157,9 +162,9 @@ class SessionMcpServers:
         project = self._project
         assert project is not None
         pending = [s for s in self._servers.values() if s.state == "pending"]
-        lines = [f"{s.name}: {s.config.describe()}" for s in pending if s.config is not None]
+        lines = [f"{s.name}: {s.config.describe_in_full()}" for s in pending if s.config is not None]
         request = ApprovalRequest(
-            tool_call_id=f"mcp-project-{content_hash(project.content)[:12]}", tool_name=PROJECT_APPROVAL,
+            tool_call_id=f"mcp-project-{project_key(project.path, project.content)[:12]}", tool_name=PROJECT_APPROVAL,
             kind="execute", title=f"Start the MCP servers of {project.path}", path=project.path,
             command="\n".join(lines),
         )
@@ -178,7 +183,7 @@ class SessionMcpServers:
         if answer is not None and answer.outcome == "cancelled":
             return
         if refusal is None:
-            if answer is not None:  # the user said so, not only the mode: remember it for these bytes
+            if answer is not None:  # the user said so, not only the mode: remember it for this file and these bytes
                 self._project_approvals.remember(project.path, project.content, "allow")
             for server in pending:
                 self._connect(server)
@@ -225,8 +230,10 @@ class SessionMcpServers:
 
     def _sync_agent_tools(self) -> None:
         tools = self._agent.state.tools
+        ours = {id(tool) for tool in self._offered}
+        self._offered = [GuardedTool(tool, self._redactor) for tool in self.tools()]
         # In place: a running loop holds this very list, and sees the change at its next call.
-        tools[:] = [*(tool for tool in tools if not isinstance(tool, McpTool)), *self.tools()]
+        tools[:] = [*(tool for tool in tools if id(tool) not in ours), *self._offered]
 
     def tools(self) -> list[McpTool]:
         return [tool for server in self._servers.values() for tool in server.tools]
@@ -239,6 +246,10 @@ class SessionMcpServers:
                  for t in server.tools]
         return McpServerInfo(name=server.name, source=server.source, transport=server.transport, state=state,
                              message=message, tools=tools)
+
+    def server_of(self, tool_name: str) -> str | None:
+        """The server whose tool the model knows as `tool_name`, if any."""
+        return next((tool.server for tool in self.tools() if tool.name == tool_name), None)
 
     def servers(self) -> list[McpServerInfo]:
         return [self._info(server) for server in self._servers.values()]

@@ -109,7 +109,7 @@ def _opened(session: Session) -> NewSessionResult:
 
 
 async def new_session(ls: TillerLanguageServer, params: NewSessionParams) -> NewSessionResult:
-    session = ls.host.create(params, default_cwd=ls.workspace_root(), extra_roots=ls.workspace_folders())
+    session = await ls.host.create(params, default_cwd=ls.workspace_root(), extra_roots=ls.workspace_folders())
     return _opened(session)
 
 

@@ -21,15 +21,21 @@ Three places name servers; for one name, a later place wins:
 
 Every entry has the keys of `McpServerSpec` (protocol/mcp.py). `${VAR}` and `${VAR:-default}`
 in the command, args, env, cwd, url and headers are read from tiller's environment, so that
-tokens need not be written into files. A bad entry makes that one server fail with a
-message saying why; the other servers are not affected.
+tokens need not be written into files. tiller takes credentials out of its environment when
+it starts (environment.py); the user's own config file may still name them (provider keys
+included: `${NAME}` there is the user asking for it), but a project's file and a client's
+entries may not: a cloned repository (or the editor settings it ships) must not be able to
+pull the user's credentials into a server it chose. A bad entry makes that one server fail
+with a message saying why; the other servers are not affected.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,9 +45,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..ai.models import config_file_path
+from ..environment import withheld
 from ..protocol.mcp import McpServerSource, McpServerSpec, McpTransport
 
 PROJECT_FILE = ".mcp.json"
+MAX_PROJECT_FILE_BYTES = 1 << 20  # a configuration, not a data file
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 # The keys an entry may have, as written in files (camelCase).
@@ -70,6 +78,9 @@ class McpServerConfig:
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
     auto_approve: frozenset[str] = frozenset()
     disabled: bool = False
+    # The env and headers as written, variables unexpanded: what the user is shown.
+    declared_env: tuple[tuple[str, str], ...] = ()
+    declared_headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def launch(self) -> tuple[Any, ...]:
@@ -82,6 +93,19 @@ class McpServerConfig:
         if self.transport == "stdio":
             return " ".join([self.command or "", *self.args]).strip()
         return f"{self.url} ({self.transport})"
+
+    def describe_in_full(self) -> str:
+        """Everything that decides what runs, for a user asked to approve it: the command
+        line, and on lines of their own the environment and headers as written (the file's
+        words, never the values of tiller's variables) and the working directory. An
+        innocent command line can run anything through its environment (NODE_OPTIONS,
+        PYTHONSTARTUP, LD_PRELOAD) or its directory."""
+        lines = [self.describe()]
+        lines += [f"  env: {key}={value}" for key, value in self.declared_env]
+        lines += [f"  header: {key}: {value}" for key, value in self.declared_headers]
+        if self.cwd is not None:
+            lines.append(f"  cwd: {self.cwd}")
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -123,6 +147,8 @@ def from_spec(spec: McpServerSpec, source: McpServerSource, cwd: str,
         # A repository does not get to approve its own tools.
         auto_approve=frozenset(spec.auto_approve or ()) if source != "project" else frozenset(),
         disabled=bool(spec.disabled),
+        declared_env=tuple(sorted((spec.env or {}).items())),
+        declared_headers=tuple(sorted((spec.headers or {}).items())),
     )
 
 
@@ -168,8 +194,9 @@ def _entry(name: str, entry: Any, where: str, source: McpServerSource, cwd: str,
 
 
 def user_servers(cwd: str, environ: Mapping[str, str] | None = None) -> list[ConfiguredServer]:
-    """The `[mcpServers.*]` tables of the user's config file (none if it does not exist)."""
-    environ = os.environ if environ is None else environ
+    """The `[mcpServers.*]` tables of the user's config file (none if it does not exist).
+    Their variables may be credentials tiller withheld from its environment (see above)."""
+    environ = {**withheld(), **os.environ} if environ is None else environ
     path, _ = config_file_path(environ)
     if not path.exists():
         return []
@@ -186,7 +213,7 @@ def user_servers(cwd: str, environ: Mapping[str, str] | None = None) -> list[Con
 @dataclass(frozen=True)
 class ProjectFile:
     """A workspace's `.mcp.json`, as read once: its servers run only if the user approved
-    exactly these bytes."""
+    this file with exactly these bytes."""
 
     path: Path
     content: bytes
@@ -194,13 +221,15 @@ class ProjectFile:
 
 
 def project_file(cwd: str, environ: Mapping[str, str] | None = None) -> ProjectFile | None:
+    """The workspace's `.mcp.json`, if it has one. Blocking: call it in a worker thread."""
     path = Path(cwd) / PROJECT_FILE
     try:
-        content = path.read_bytes()
+        content = _read_project_file(path)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        return ProjectFile(path, b"", [McpConfigProblem(PROJECT_FILE, "project", "stdio", f"cannot read {path}: {error}")])
+    except (OSError, McpConfigError) as error:
+        why = str(error) if isinstance(error, McpConfigError) else f"cannot read {path}: {error}"
+        return ProjectFile(path, b"", [McpConfigProblem(PROJECT_FILE, "project", "stdio", why)])
     try:
         data = json.loads(content)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -210,6 +239,34 @@ def project_file(cwd: str, environ: Mapping[str, str] | None = None) -> ProjectF
     return ProjectFile(path, content, parse_table(data["mcpServers"], str(path), "project", cwd, environ))
 
 
+def _read_project_file(path: Path) -> bytes:
+    """The bytes of a regular file of reasonable size. A repository decides what its
+    `.mcp.json` is: a FIFO would block the read forever, a device or a huge file fill
+    memory, and a symbolic link point anywhere."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise McpConfigError(f"{path} is a symbolic link; tiller reads only a regular file there") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise McpConfigError(f"{path} is not a regular file; tiller does not read it")
+        if info.st_size > MAX_PROJECT_FILE_BYTES:
+            raise McpConfigError(f"{path} is {info.st_size} bytes, more than the {MAX_PROJECT_FILE_BYTES} "
+                                 "bytes a configuration may have; tiller does not read it")
+        chunks, total = [], 0
+        while total <= MAX_PROJECT_FILE_BYTES and (chunk := os.read(fd, 1 << 16)):
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > MAX_PROJECT_FILE_BYTES:  # it grew while being read
+            raise McpConfigError(f"{path} is more than {MAX_PROJECT_FILE_BYTES} bytes; tiller does not read it")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _expand(text: str, environ: Mapping[str, str], server: str) -> str:
     def value(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
@@ -217,6 +274,9 @@ def _expand(text: str, environ: Mapping[str, str], server: str) -> str:
             return environ[name]
         if default is not None:
             return default
+        if name in withheld():
+            raise McpConfigError(f"{server}: ${{{name}}} names a credential, which only your config file "
+                                 "(models.toml) may pass to an MCP server")
         raise McpConfigError(f"{server}: ${{{name}}} is used but {name} is not set in tiller's environment")
 
     return _VARIABLE.sub(value, text)

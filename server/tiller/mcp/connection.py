@@ -53,8 +53,10 @@ class McpCallFailed(Exception):
 
 
 class McpConnection:
-    def __init__(self, config: McpServerConfig, restart_delays: tuple[float, ...] = RESTART_DELAYS) -> None:
+    def __init__(self, config: McpServerConfig, restart_delays: tuple[float, ...] = RESTART_DELAYS,
+                 redact: Callable[[str], str] = str) -> None:
         self.config = config
+        self._redact = redact  # for what the server writes to its stderr and its log
         self.name = config.name
         self.state: ConnectionState = "stopped"
         self.message: str | None = None
@@ -148,24 +150,25 @@ class McpConnection:
         """Connect, list the tools, serve until lost or stopped: why it ended, and whether it
         got as far as ready."""
         config = self.config
-        stderr = ServerStderr(self.name) if config.transport == "stdio" else None
+        stderr = ServerStderr(self.name, self._redact) if config.transport == "stdio" else None
         self._generation += 1
         generation = self._generation
         lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._lost = lost
+        stdout_ended = asyncio.Event()
         watcher: asyncio.Task[None] | None = None
         ready = False
         try:
             if stderr is not None:
                 await stderr.start()
-                watcher = asyncio.get_running_loop().create_task(self._watch_exit(stderr, generation))
+                watcher = asyncio.get_running_loop().create_task(self._watch_exit(stdout_ended, stderr, generation))
             async with AsyncExitStack() as stack:
                 try:
                     # asyncio's timeout, not anyio's cancel scope: the client's task group,
                     # entered inside it, outlives it.
                     async with asyncio.timeout(config.startup_timeout):
                         client = await stack.enter_async_context(Client(
-                            open_transport(config, stderr.writer if stderr else None), cache=None,
+                            open_transport(config, stderr.writer if stderr else None, stdout_ended.set), cache=None,
                             client_info=mcp_types.Implementation(name="tiller", version=__version__),
                             logging_callback=self._server_log,
                         ))
@@ -198,10 +201,14 @@ class McpConnection:
             if stderr is not None:
                 await stderr.close()
 
-    async def _watch_exit(self, stderr: ServerStderr, generation: int) -> None:
-        await stderr.ended.wait()
-        if not self._stop.is_set():
-            self._lose(generation, _with_tail("the server process exited", stderr))
+    async def _watch_exit(self, stdout_ended: asyncio.Event, stderr: ServerStderr, generation: int) -> None:
+        """The end of its stdout is the end of a stdio server (never its stderr's: a server
+        may close that and live on)."""
+        await stdout_ended.wait()
+        if self._stop.is_set():
+            return
+        await stderr.drained(1.0)  # its last words, if it has a stderr left
+        self._lose(generation, _with_tail("the server process exited (its stdout closed)", stderr))
 
     def _lose(self, generation: int, reason: str) -> None:
         lost = self._lost
@@ -209,7 +216,7 @@ class McpConnection:
             lost.set_result(reason)
 
     async def _server_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        logging.getLogger(f"tiller.mcp.{self.name}").info("[%s] %s", params.level, params.data)
+        logging.getLogger(f"tiller.mcp.{self.name}").info("[%s] %s", params.level, self._redact(str(params.data)))
 
     # --- calls -------------------------------------------------------------------------
 

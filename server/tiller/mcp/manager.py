@@ -5,6 +5,7 @@ stops)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,14 +20,15 @@ class _Shared:
 
 
 class McpServerPool:
-    def __init__(self) -> None:
+    def __init__(self, redact: Callable[[str], str] = str) -> None:
+        self._redact = redact
         self._shared: dict[tuple[Any, ...], _Shared] = {}
 
     def acquire(self, config: McpServerConfig) -> McpConnection:
         """The connection for `config`, started (or tried again, if it had failed)."""
         shared = self._shared.get(config.launch)
         if shared is None:
-            shared = self._shared[config.launch] = _Shared(McpConnection(config))
+            shared = self._shared[config.launch] = _Shared(McpConnection(config, redact=self._redact))
         shared.users += 1
         shared.connection.ensure_running()
         return shared.connection

@@ -2,8 +2,9 @@
 
 The server process gets the write end of a pipe as its stderr; tiller reads the other end,
 logs each line (logger `tiller.mcp.<server>`, INFO) and keeps the last lines, which say why
-a server that died died. The pipe's end tells that the process is gone, even when no call
-is running to notice.
+a server that died died. Each line is redacted first: a key the server prints must reach
+neither the log nor, through the tail, a client. (Its end says nothing about the process: a
+server may close its stderr and live on; the end of its stdout tells, watched_stream.py.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import logging
 import os
 from collections import deque
+from collections.abc import Callable
 from typing import TextIO
 
 TAIL_LINES = 12
@@ -20,7 +22,8 @@ MAX_LINE = 2000  # characters of one line kept or logged
 
 
 class ServerStderr:
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, redact: Callable[[str], str] = str) -> None:
+        self._redact = redact
         self._log = logging.getLogger(f"tiller.mcp.{server}")
         read_fd, write_fd = os.pipe()
         # Handed to the process as its stderr; ours is closed once the process has its copy.
@@ -74,7 +77,7 @@ class ServerStderr:
             self.ended.set()
 
     def _line(self, raw: bytes) -> None:
-        text = raw.decode("utf-8", "replace").rstrip("\r")[:MAX_LINE]
+        text = self._redact(raw.decode("utf-8", "replace").rstrip("\r"))[:MAX_LINE]
         if text.strip():
             self._tail.append(text)
             self._log.info("%s", text)

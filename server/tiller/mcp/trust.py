@@ -1,9 +1,10 @@
-"""The user's answers about workspaces' `.mcp.json` files, remembered per file content.
+"""The user's answers about workspaces' `.mcp.json` files, remembered per project and content.
 
 A project file can run any command, so its servers start only once the user approved it.
-The answer is kept in `<data dir>/mcp-approvals.json` under the SHA-256 of the file's bytes:
-a file that changed (another command, one more server) is asked about again, and the same
-file in another clone of the repository is not.
+The answer is kept in `<data dir>/mcp-approvals.json` under the SHA-256 of the file's real
+path and its bytes: a file that changed (another command, one more server) is asked about
+again, and so is the same file in another repository, where its relative paths
+(`tools/server.py`, `cwd`) name that repository's files.
 """
 
 from __future__ import annotations
@@ -24,22 +25,25 @@ Decision = Literal["allow", "reject"]
 FILE_NAME = "mcp-approvals.json"
 
 
-def content_hash(content: bytes) -> str:
-    return hashlib.sha256(content).hexdigest()
+def project_key(project_file: Path, content: bytes) -> str:
+    """Which file, where: its real path and its bytes."""
+    where = os.path.realpath(project_file).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(where + b"\0" + content).hexdigest()
 
 
 class ProjectApprovals:
     def __init__(self, data_dir: Path) -> None:
         self.path = data_dir / FILE_NAME
 
-    def decision(self, content: bytes) -> Decision | None:
-        entry = self._read().get(content_hash(content))
+    def decision(self, project_file: Path, content: bytes) -> Decision | None:
+        entry = self._read().get(project_key(project_file, content))
         decision = entry.get("decision") if isinstance(entry, dict) else None
         return decision if decision in ("allow", "reject") else None
 
     def remember(self, project_file: Path, content: bytes, decision: Decision) -> None:
         files = self._read()
-        files[content_hash(content)] = {"decision": decision, "path": str(project_file), "at": now_ms()}
+        files[project_key(project_file, content)] = {"decision": decision, "path": os.path.realpath(project_file),
+                                                     "at": now_ms()}
         try:
             self._write({"version": 1, "files": files})
         except OSError as error:

@@ -5,9 +5,9 @@
     python toolbox.py sse PORT_FILE       the older HTTP+SSE transport
 
 Tools: echo (read-only), add, count (progress notifications), note (writes a file: not
-read-only), picture (an image), document (resources), fail (isError), pid, header (an HTTP
-request header), crash (the process dies mid-call), hang (never answers; records that it
-was cancelled). `TOOLBOX_DIR` is where note, hang and the start-up record write.
+read-only), getenv (a variable of its environment, as a result or as an error), picture (an
+image), document (resources), fail (isError), pid, header (an HTTP request header), crash
+(the process dies mid-call), hang (never answers; records that it was cancelled). `TOOLBOX_DIR` is where note, hang and the start-up record write.
 """
 
 from __future__ import annotations
@@ -56,6 +56,15 @@ def note(name: str, text: str) -> str:
     """Write a note file."""
     (WORK / name).write_text(text)
     return f"wrote {name}"
+
+
+@server.tool(annotations=types.ToolAnnotations(read_only_hint=True))
+def getenv(name: str, as_error: bool = False) -> str:
+    """A variable of the server's environment."""
+    text = f"{name}={os.environ.get(name, '(not set)')}"
+    if as_error:
+        raise ToolError(text)
+    return text
 
 
 @server.tool()
