@@ -92,7 +92,8 @@ async def test_without_configuration_no_credential_reaches_bash(start_tiller, tm
 
 async def test_a_key_in_tool_output_is_redacted_everywhere(start_tiller, workspace, tmp_path):
     (workspace / ".env").write_text(f"OPENAI_API_KEY={SECRET}\nLAB={OTHER_SECRETS['LAB_API_KEY']}\n"
-                                    f"GPU={OTHER_SECRETS['GPU_BOX_ACCESS']}\n")
+                                    f"GPU={OTHER_SECRETS['GPU_BOX_ACCESS']}\nPAT={OTHER_SECRETS['GH_PAT']}\n"
+                                    f"DB={OTHER_SECRETS['DATABASE_URL']}\n")
     client = await start_tiller(one_call_per_turn(
         tool_call("read", {"path": ".env"}, id="read"),
         tool_call("bash", {"command": "cat .env; sleep 0.3; cat .env"}, id="bash"),
@@ -105,6 +106,9 @@ async def test_a_key_in_tool_output_is_redacted_everywhere(start_tiller, workspa
     assert "OPENAI_API_KEY=[redacted OPENAI_API_KEY]" in result_text(results["read"])
     assert "LAB=[redacted LAB_API_KEY]" in result_text(results["read"])
     assert "GPU=[redacted GPU_BOX_ACCESS]" in result_text(results["read"])
+    # Not provider keys, but credentials tiller withheld from its environment: redacted too.
+    assert "PAT=[redacted GH_PAT]" in result_text(results["read"])
+    assert "DB=[redacted DATABASE_URL]" in result_text(results["read"])
     assert result_text(results["bash"]).count("[redacted OPENAI_API_KEY]") == 2
     assert results["fails"]["isError"] and "[redacted OPENAI_API_KEY]" in result_text(results["fails"])
     assert "[redacted OPENAI_API_KEY]" in result_text(results["grep"])
@@ -114,5 +118,6 @@ async def test_a_key_in_tool_output_is_redacted_everywhere(start_tiller, workspa
     saved = (tmp_path / "tiller-data" / "sessions" / f"{session}.jsonl").read_text()
     state = json.dumps(await client.request("agent/getState", {"sessionId": session}))
     for text in (saved, state, json.dumps(client.received)):
-        for value in (SECRET, OTHER_SECRETS["LAB_API_KEY"], OTHER_SECRETS["GPU_BOX_ACCESS"]):
+        for value in (SECRET, OTHER_SECRETS["LAB_API_KEY"], OTHER_SECRETS["GPU_BOX_ACCESS"], OTHER_SECRETS["GH_PAT"],
+                      OTHER_SECRETS["DATABASE_URL"]):
             assert value not in text

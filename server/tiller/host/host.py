@@ -279,7 +279,9 @@ class Host:
         first use, and no tool runs before a session exists."""
         if self._redactor is None:
             mark_provider_keys(self.catalog.secret_env_names())
-            self._redactor = Redactor(provider_keys(self.catalog))
+            # Any credential taken out of tiller's environment too: the user's config may pass
+            # a GITHUB_TOKEN to an MCP server, which may echo it back.
+            self._redactor = Redactor({**withheld_credentials(), **provider_keys(self.catalog)})
         return self._redactor
 
     async def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
@@ -355,6 +357,11 @@ def provider_keys(catalog: ModelCatalog) -> dict[str, str]:
     held = {name: value for name, value in os.environ.items() if name in names}
     held.update((name, value) for name, value in withheld().items() if name in names)
     return held
+
+
+def withheld_credentials() -> dict[str, str]:
+    """The credential-looking variables taken out of this process's environment at start."""
+    return {name: value for name, value in withheld().items() if looks_like_a_credential(name)}
 
 
 class EditorTimeout(Exception):
