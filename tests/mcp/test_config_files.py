@@ -154,7 +154,8 @@ async def test_variables_tiller_withheld_reach_the_users_servers_but_never_a_pro
         answer = await client.prompt(session, "tokens").result()
     servers = {server["name"]: server for server in listed["mcpServers"]}
     results = tool_results(answer)
-    assert result_text(results["c1"]) == f"SERVICE_TOKEN={token}"
+    # The server had the token's very value; what it echoes is redacted, as any withheld credential.
+    assert result_text(results["c1"]) == "SERVICE_TOKEN=[redacted SERVICE_TOKEN]"
     # The user named the provider key in their own file: passed on (and redacted in results).
     assert result_text(results["c2"]) == "MODEL_KEY=[redacted OPENAI_API_KEY]"
     # A cloned repository's file cannot pull the user's credentials into its server.
