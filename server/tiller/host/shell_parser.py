@@ -4,7 +4,8 @@ The line is parsed with tree-sitter's bash grammar (a real parser, not patterns 
 pipes, `&&`, `||`, `;`, subshells, `{ …; }`, `if`/`for`/`while`/`case`, function bodies, command
 and process substitutions and here-documents are all seen. Each word gets the value bash would
 give it after quote removal (`"r"m` is `rm`, `$'\\x72m'` is `rm`); what is only known when the
-line runs (`$HOME`, `$(…)`, `$((…))`) is marked dynamic. Redirections that write a file are
+line runs (`$HOME`, `$(…)`, `$((…))`, and an unquoted glob `*.py` or brace expansion `{a,b}`,
+which bash turns into words of its own) is marked dynamic. Redirections that write a file are
 collected (`> out`, `>> log`, `&> all`, `<> rw`), not those to file descriptors or /dev/null.
 
 A line the grammar cannot parse completely, or whose command name is only known when it runs
@@ -37,10 +38,20 @@ class Word:
     text: str
     # An unquoted expansion: bash may split it into several words, or none.
     splits: bool = False
+    # Its dynamic parts come only from a glob or a brace expansion (`src/*.py`, `-{a,b}`): each
+    # word it becomes has the known parts where they are (see may_be_option).
+    glob: bool = False
 
     @property
     def dynamic(self) -> bool:
         return DYNAMIC in self.text
+
+    def may_be_option(self) -> bool:
+        """Whether a word (or one it becomes when the line runs) may start with `-`."""
+        if self.text.startswith(("-", DYNAMIC)):
+            return True
+        # Split words after the first may be anything; each word of a glob keeps its start.
+        return self.dynamic and self.splits and not self.glob
 
     def __str__(self) -> str:
         return self.text.replace(DYNAMIC, "…")
@@ -185,27 +196,36 @@ class _Walker:
 
     def word(self, node: Node, quoted: bool = False) -> Word:
         """The value bash gives the word after quote removal; substitutions inside are walked."""
+        pieces: list[tuple[str, bool]] = []
+        splits = self._pieces(node, quoted, pieces)
+        return _expanded(pieces, splits)
+
+    def _pieces(self, node: Node, quoted: bool, out: list[tuple[str, bool]]) -> bool:
+        """Append the word's text to `out` as (text, unquoted glob or brace character); returns
+        whether an unquoted expansion in it may be split into words."""
         kind = node.type
         if kind in ("word", "number"):
-            return Word(_unescape_unquoted(self.text(node)))
+            out.extend(_unquoted_pieces(self.text(node)))
+            return False
         if kind == "raw_string":
-            return Word(self.text(node)[1:-1])
+            out.append((self.text(node)[1:-1], False))
+            return False
         if kind == "ansi_c_string":
-            return Word(_ansi_c(self.text(node)[2:-1]))
+            out.append((_ansi_c(self.text(node)[2:-1]), False))
+            return False
         if kind in ("string", "translated_string"):
-            return Word(self.string(node), splits=False)
+            out.append((self.string(node), False))
+            return False
         if kind == "concatenation":
-            parts = [self.word(child, quoted) for child in node.named_children]
-            return Word("".join(p.text for p in parts), splits=any(p.splits for p in parts))
+            return any([self._pieces(child, quoted, out) for child in node.named_children])
+        out.append((DYNAMIC, False))
         if kind in ("command_substitution", "process_substitution"):
             self.walk(node)
-            return Word(DYNAMIC, splits=not quoted and kind == "command_substitution")
-        if kind in ("simple_expansion", "expansion", "arithmetic_expansion", "brace_expression"):
-            self.walk_children(node)  # ${x:-$(cmd)} runs cmd
-            return Word(DYNAMIC, splits=not quoted)
-        # Anything else in a word's place (an extglob, a test operator): judged as unknown.
+            return not quoted and kind == "command_substitution"
+        # ${x:-$(cmd)} runs cmd; anything else in a word's place (an extglob, a test
+        # operator) is judged as unknown too.
         self.walk_children(node)
-        return Word(DYNAMIC, splits=not quoted)
+        return not quoted
 
     def string(self, node: Node) -> str:
         """A double-quoted string: literal text between its expansions, with \\\\ \\" \\$ \\` unescaped."""
@@ -223,14 +243,71 @@ class _Walker:
             if child.type == "string_content":
                 continue
             pieces.append(_unescape_quoted(self.data[position : child.start_byte].decode("utf-8", "surrogateescape")))
-            pieces.append(self.word(child, quoted=True).text)
+            pieces.append(self.word(child, quoted=True).text)  # no globs inside quotes
             position = child.end_byte
         pieces.append(_unescape_quoted(self.data[position:end].decode("utf-8", "surrogateescape")))
         return "".join(pieces)
 
 
-def _unescape_unquoted(text: str) -> str:
-    return _unescape(text, escapable=None)
+# Unquoted characters that make bash expand a word into file names or several words.
+_GLOB_OR_BRACE = set("*?[]{},")
+
+
+def _unquoted_pieces(text: str) -> list[tuple[str, bool]]:
+    """Unquoted text after backslash removal, each glob or brace character marked (`\\*` is a star)."""
+    out: list[tuple[str, bool]] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            if text[index + 1] != "\n":  # a backslash-newline joins lines
+                out.append((text[index + 1], False))
+            index += 2
+            continue
+        out.append((char, char in _GLOB_OR_BRACE))
+        index += 1
+    return out
+
+
+def _expanded(pieces: list[tuple[str, bool]], splits: bool) -> Word:
+    """The word from its pieces. An unquoted glob (`*`, `?`, `[…]`) or brace expansion (`{a,b}`,
+    `{1..3}`) is what bash turns into file names or several words: each becomes a dynamic part.
+    Such a word may become several words, and if it starts with the expansion one of them may
+    be an option (`rm *` with a file named `-rf`), which rules that deny options then catch;
+    `src/*.txt` cannot be one (see Word.may_be_option)."""
+    chars = [(char, special) for text, special in pieces for char in (text if not special else text[:1])]
+    specials = [i for i, (_, special) in enumerate(chars) if special]
+    replaced: dict[int, int] = {}  # start of a dynamic run -> its end (exclusive)
+    opening = next((i for i in specials if chars[i][0] == "{"), None)
+    closing = next((i for i in reversed(specials) if chars[i][0] == "}"), None)
+    if opening is not None and closing is not None and opening < closing:
+        inside = "".join(char for char, _ in chars[opening + 1 : closing])
+        if any(chars[i][0] == "," for i in specials if opening < i < closing) or ".." in inside:
+            replaced[opening] = closing + 1
+    for i in specials:
+        char = chars[i][0]
+        if any(start <= i < end for start, end in replaced.items()):
+            continue
+        if char in "*?":
+            replaced[i] = i + 1
+        elif char == "[":
+            end = next((j for j in specials if j > i and chars[j][0] == "]"), None)
+            if end is not None:
+                replaced[i] = end + 1
+    text: list[str] = []
+    index = 0
+    while index < len(chars):
+        if index in replaced:
+            text.append(DYNAMIC)
+            index = replaced[index]
+            continue
+        text.append(chars[index][0])
+        index += 1
+    value = "".join(text)
+    if not replaced:
+        return Word(value, splits=splits)
+    expands_only = DYNAMIC not in "".join(char for char, _ in chars)
+    return Word(value, splits=True, glob=expands_only and not splits)
 
 
 def _unescape_quoted(text: str) -> str:

@@ -1,0 +1,83 @@
+"""Command lines written to get past the command rules or plan mode, and what the policy decides.
+
+The principle: when the policy cannot be sure what a line does it does not let it run silently:
+it asks (and plan mode refuses), and a deny rule that might match what it cannot see is not
+bypassed in yolo either. Ordinary lines keep running as before.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiller.host.command_policy import CommandPolicy
+from tiller.tools.ports import ApprovalRequest
+
+RULES = {
+    "allow": ["echo *", "cat *", "ls *", "git diff *", "git status", "git log *", "grep *", "pytest *", "head *",
+              "printf *", "test *", "[ *", "true", "sort *", "xargs *"],
+    "deny": ["rm -rf *", "rm -f *", "git push *", "curl *"],
+}
+
+
+@pytest.fixture
+def policy(tmp_path: Path) -> CommandPolicy:
+    user = tmp_path / "user" / "settings.json"
+    user.parent.mkdir()
+    user.write_text(json.dumps({"commands": RULES}))
+    (tmp_path / "project").mkdir()
+    return CommandPolicy(str(tmp_path / "project"), lambda event: None, user_path=user)
+
+
+def decide(policy: CommandPolicy, line: str, mode: str) -> str:
+    request = ApprovalRequest(tool_call_id="c", tool_name="bash", kind="execute", title="Run", command=line)
+    decision = policy.decide(request, mode)  # type: ignore[arg-type]
+    assert decision is not None
+    return decision.outcome
+
+
+def check(policy: CommandPolicy, line: str, expected: dict[str, str]) -> None:
+    got = {mode: decide(policy, line, mode) for mode in expected}
+    assert got == expected, line
+
+
+ASKS = {"ask": "ask", "acceptEdits": "ask", "yolo": "ask", "plan": "refuse"}
+DENIED = {"ask": "refuse", "acceptEdits": "refuse", "yolo": "refuse", "plan": "refuse"}
+# No rule allows it: the mode decides (yolo runs it), plan mode refuses it.
+MODE = {"ask": "ask", "acceptEdits": "ask", "yolo": "allow", "plan": "refuse"}
+ALLOWED = {"ask": "allow", "acceptEdits": "allow", "yolo": "allow", "plan": "allow"}
+
+
+# --- 1. brace expansion and globs are not literal text ----------------------------------------------
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # the command's name comes from an expansion: nobody can say which command runs
+    ("r{m,} -rf x", ASKS),
+    ("/bin/r[m] -rf x", ASKS),
+    ("ca{t,} /etc/hostname", ASKS),
+    ("/bin/r? -rf x", ASKS),
+    # the expansion gives the command more words, which deny rules see
+    ("git {push,origin,main}", DENIED),
+    ("rm -{rf,x}", DENIED),
+    ("rm *", DENIED),  # a file named -rf
+    # ... and plan mode's exclusions too
+    ("git diff {--output=gd.out,HEAD}", {"ask": "allow", "plan": "refuse"}),
+    ("find . -name '*.tmp' -{delete,true}", {"ask": "ask", "yolo": "allow", "plan": "refuse"}),
+    ("echo hi | sort {--output=brace.out,-}", {"ask": "allow", "plan": "refuse"}),
+    ("sort *.txt", {"ask": "allow", "plan": "refuse"}),  # *.txt may be -ofoo.txt
+    ("git diff *.py", {"ask": "allow", "plan": "refuse"}),  # may be --output=x.py
+])
+def test_brace_expansion_and_globs_are_expansions(policy, line, expected):
+    check(policy, line, expected)
+
+
+@pytest.mark.parametrize("line", [
+    "ls *.py", "cat src/*.txt", "git diff src/*.py", "grep -rn foo src", "ls -la", "git status", "cat a | head",
+    "echo {}", "echo '{a,b}' \"*\" \\*", "[ -f x ] && echo y", "git log --oneline -5",
+    "git diff HEAD@{1}",
+])
+def test_ordinary_lines_still_run(policy, line):
+    check(policy, line, {"ask": "allow", "plan": "allow", "yolo": "allow"})
+    check(policy, "pytest -q tests/x.py", {"ask": "allow", "acceptEdits": "allow", "yolo": "allow"})
