@@ -81,3 +81,27 @@ def test_brace_expansion_and_globs_are_expansions(policy, line, expected):
 def test_ordinary_lines_still_run(policy, line):
     check(policy, line, {"ask": "allow", "plan": "allow", "yolo": "allow"})
     check(policy, "pytest -q tests/x.py", {"ask": "allow", "acceptEdits": "allow", "yolo": "allow"})
+
+
+# --- 2. variables set by export, declare, … or a bare assignment are judged -----------------------
+
+@pytest.mark.parametrize("line", [
+    "export GIT_EXTERNAL_DIFF=rm; git diff",
+    "declare -x PAGER=x; git diff",
+    "PATH=.:$PATH; pytest",
+    "readonly 'GIT_SSH_COMMAND=rm'; git diff",
+    "typeset -x LD_PRELOAD=./evil.so; cat x",
+    "local BASH_ENV=x; echo hi",
+    "declare -n ref=PATH; ref=.; pytest",  # a name reference: which variable is set is not in sight
+    'export "$SETTING"; git diff',
+    "env GIT_EXTERNAL_DIFF=rm git diff",
+])
+def test_a_line_setting_a_variable_that_runs_programs_asks_even_in_yolo(policy, line):
+    check(policy, line, ASKS)
+
+
+def test_harmless_variables_still_run(policy):
+    for line in ("export NODE_ENV=test && pytest -q", "x=1; echo $x", "FOO=bar; cat a", "local x; echo hi"):
+        check(policy, line, {"ask": "allow", "acceptEdits": "allow", "yolo": "allow"})
+    check(policy, "x=1; echo $x", {"plan": "allow"})
+    check(policy, "GIT_PAGER=cat git log", MODE)  # not the command a rule allowed, but nothing unseen

@@ -104,11 +104,13 @@ class CommandPolicy:
                 return Decision("refuse", plan_mode.refused_command(unreadable))
             return Decision("ask", unreadable)
         if mode == "plan":
-            why = _not_read_only(judgement.verdict, line.problem, [str(w) for w in line.writes],
+            why = _not_read_only(judgement.verdict, line.problem, line.unseen, [str(w) for w in line.writes],
                                  [str(c) for c in judgement.unallowed], rule.describe() if rule else "")
             return Decision("refuse", plan_mode.refused_command(why)) if why else Decision("allow")
         if judgement.verdict == "ask" and rule is not None:
             return Decision("ask", f"{rule.describe()} asks about it")
+        if line.unseen and (mode != "yolo" or book.restricts):
+            return Decision("ask", line.unseen[0])
         if line.problem:
             if mode == "yolo" and not book.restricts:
                 return Decision("allow")
@@ -208,11 +210,13 @@ def _with_allowed(rules: CommandRules, patterns: list[str]) -> CommandRules:
     return rules.model_copy(update={"allow": allow})
 
 
-def _not_read_only(verdict: str | None, problem: str | None, writes: list[str], unallowed: list[str],
-                   rule: str) -> str | None:
+def _not_read_only(verdict: str | None, problem: str | None, unseen: list[str], writes: list[str],
+                   unallowed: list[str], rule: str) -> str | None:
     """Why plan mode will not run a line, or None when every command in it only reads."""
     if problem:
         return f"it cannot be checked: {problem}"
+    if unseen:
+        return unseen[0]
     if verdict == "ask":
         return f"{rule} asks about it"
     if writes:

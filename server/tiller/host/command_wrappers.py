@@ -19,19 +19,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .risky_variables import risky_assignments, runs_unseen
 from .shell_parser import DYNAMIC, MAX_DEPTH, Command, CommandLine, Word, parse_command_line
 
-# Variables that make a command run other code, or run differently than it reads.
-_RISKY_VARIABLE = re.compile(
-    r"^(LD_\w+|DYLD_\w+|BASH_ENV|ENV|PATH|IFS|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|GIT_\w+|\w*PAGER|EDITOR|VISUAL"
-    r"|PYTHON\w+|NODE_OPTIONS|PERL5\w*|RUBYOPT|LESSOPEN|LESSCLOSE)$"
-)
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"}
-
-
-def risky_assignments(names: list[str]) -> list[str]:
-    return [name for name in names if _RISKY_VARIABLE.match(name)]
 
 
 @dataclass(frozen=True)
@@ -76,7 +68,15 @@ def see_through(line: CommandLine, depth: int = 0) -> CommandLine:
     """Fill in every command's `inner` commands (recursively); returns `line`."""
     for command in list(line.commands):
         _unwrap(command, line, depth)
+    for command in _every_command(line.commands):
+        for name, value in command.assignments.items():
+            if runs_unseen(name, value):
+                line.unseen.append(f"it sets {name}, which can make a program run a command the rules do not see")
     return line
+
+
+def _every_command(commands: list[Command]) -> list[Command]:
+    return [c for command in commands for c in (command, *_every_command(command.inner))]
 
 
 def read_command_line(source: str) -> CommandLine:
@@ -101,16 +101,18 @@ def _unwrap(command: Command, line: CommandLine, depth: int) -> None:
 # --- wrappers that run the rest of their arguments ---------------------------------------------
 
 
-def _skip_options(words: list[Word], options: _Options) -> tuple[int, list[str], set[str]]:
+def _skip_options(words: list[Word], options: _Options) -> tuple[int, dict[str, Word | None], set[str]]:
     """Where the wrapped command starts; the assignments and options passed on the way."""
-    index, assignments, seen = 1, [], set()
+    index, seen = 1, set()
+    assignments: dict[str, Word | None] = {}
     while index < len(words):
         text = words[index].text
         if text == "--":
             index += 1
             break
         if options.assignments and _ASSIGNMENT.match(text):
-            assignments.append(text.split("=", 1)[0])
+            name, _, value = text.partition("=")
+            assignments[name] = Word(value, splits=words[index].splits, glob=words[index].glob)
         elif text.startswith("-") and text != "-":
             option = text.split("=", 1)[0]
             seen.add(option)
@@ -147,7 +149,7 @@ def _git(command: Command, line: CommandLine, depth: int) -> None:
     start, _, seen = _skip_options(command.words, _GIT_GLOBAL)
     if start == 1 or start >= len(command.words):
         return  # no global options: the command is already as rules spell it
-    inner = Command([command.words[0], *command.words[start:]], assignments=list(command.assignments))
+    inner = Command([command.words[0], *command.words[start:]], assignments=dict(command.assignments))
     command.inner.append(inner)
     command.transparent = not (seen & _GIT_RUNS_PROGRAMS)
 

@@ -62,7 +62,12 @@ class Command:
     """One simple command: its words (argv), and the variables assigned just for it."""
 
     words: list[Word]
-    assignments: list[str] = field(default_factory=list)  # names of `NAME=value` prefixes
+    # The variables it sets, with their values (None: only known when it runs): `NAME=value`
+    # prefixes, or what a declaration (`export NAME=value`, a bare `NAME=value`) sets.
+    assignments: dict[str, Word | None] = field(default_factory=dict)
+    # `export …`, `declare …`, `NAME=value` on its own: sets variables and runs nothing, so it
+    # needs no rule unless what it sets is risky (risky_variables.py).
+    declaration: bool = False
     # Commands it runs itself (filled in by command_wrappers): `timeout 5 pytest` runs pytest.
     inner: list[Command] = field(default_factory=list)
     # Whether the inner commands alone decide (`timeout 5 pytest` is pytest), or this command
@@ -83,6 +88,9 @@ class CommandLine:
     commands: list[Command] = field(default_factory=list)  # in source order, substitutions included
     writes: list[Word] = field(default_factory=list)  # files written by redirections
     problem: str | None = None  # why the line cannot be judged
+    # Why the line may run commands that no rule sees (`GIT_EXTERNAL_DIFF=rm git diff`): it is
+    # judged, but a deny rule might match what it runs, so even yolo asks while deny rules exist.
+    unseen: list[str] = field(default_factory=list)
 
     def note(self, problem: str) -> None:
         if self.problem is None:
@@ -147,6 +155,8 @@ class _Walker:
             self.walk_children(node)
         elif kind in ("comment", "heredoc_start", "heredoc_end", "heredoc_content"):
             return
+        elif kind in ("declaration_command", "variable_assignment", "variable_assignments"):
+            self.declaration(node)
         else:
             self.walk_children(node)
 
@@ -156,7 +166,7 @@ class _Walker:
 
     def command(self, node: Node) -> None:
         words: list[Word] = []
-        assignments: list[str] = []
+        assignments: dict[str, Word | None] = {}
         # Added first so that a command comes before the ones substituted into it.
         command = Command(words, assignments)
         self.line.commands.append(command)
@@ -168,15 +178,50 @@ class _Walker:
             elif field_name == "argument":
                 words.append(self.word(child))
             elif child.type == "variable_assignment":
-                variable = child.child_by_field_name("name")
-                assignments.append(self.text(variable) if variable is not None else "?")
-                value = child.child_by_field_name("value")
-                if value is not None:
-                    self.word(value)  # substitutions in the value run too
+                self.assignment(child, assignments)
             else:
                 self.walk(child)
         if words and words[0].dynamic:
             self.line.note(f"the command name {words[0]} is only known when the line runs")
+
+    def assignment(self, node: Node, into: dict[str, Word | None]) -> None:
+        variable = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        # Substitutions in the value (and in a subscript) run too.
+        into[self.text(variable) if variable is not None else "?"] = self.word(value) if value is not None else Word("")
+        if variable is not None and variable.type == "subscript":
+            self.walk_children(variable)
+
+    def declaration(self, node: Node) -> None:
+        """`export A=1 B`, `declare -x PAGER=x`, `local x`, or bare `A=1 B=2`: a command that
+        only sets variables. Which it sets is judged (risky_variables.py)."""
+        words: list[Word] = []
+        assignments: dict[str, Word | None] = {}
+        command = Command(words, assignments, declaration=True)
+        self.line.commands.append(command)
+        for child in (node.children if node.type != "variable_assignment" else [node]):
+            if child.type == "variable_assignment":
+                self.assignment(child, assignments)
+                words.append(Word(self.text(child)))
+            elif child.type == "variable_name":
+                assignments[self.text(child)] = None if node.type == "declaration_command" else Word("")
+                words.append(Word(self.text(child)))
+            elif child.type in ("comment", "file_redirect", "heredoc_redirect", "herestring_redirect"):
+                self.walk(child)
+            elif child.is_named:
+                word = self.word(child)
+                words.append(word)
+                if word.dynamic and not word.text.startswith("-"):
+                    self.line.note(f"{words[0] if words else 'a declaration'} sets variables only known when "
+                                   "the line runs")
+                elif not word.text.startswith(("-", "+")):
+                    name, _, value = word.text.partition("=")
+                    assignments[name] = Word(value)
+            else:
+                words.append(Word(self.text(child)))  # the keyword: export, declare, local, …
+        if words and words[0].text in ("declare", "typeset", "local") and any(
+                w.text.startswith("-") and "n" in w.text for w in words[1:]):
+            self.line.note("a name reference (declare -n) sets a variable that the line does not name")
 
     def redirect(self, node: Node) -> None:
         operator = next((self.text(c) for c in node.children if not c.is_named), "")
