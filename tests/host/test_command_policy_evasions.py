@@ -105,3 +105,31 @@ def test_harmless_variables_still_run(policy):
         check(policy, line, {"ask": "allow", "acceptEdits": "allow", "yolo": "allow"})
     check(policy, "x=1; echo $x", {"plan": "allow"})
     check(policy, "GIT_PAGER=cat git log", MODE)  # not the command a rule allowed, but nothing unseen
+
+
+# --- 3. text holding a command that reaches arithmetic ----------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "x='a[$(touch p)]'; echo $((x))",
+    "x='a[$(touch p)]'; (( x > 0 ))",
+    "[[ 'a[$(touch p)]' -eq 0 ]]; echo hi",
+    "[[ -v 'a[$(touch p)]' ]]",
+    "test -v 'a[$(touch p)]'",
+    "[ 'a[`touch p`]' -gt 1 ]",
+    "printf -v 'a[$(touch p)]' x",
+    "let 'y=a[$(touch p)]'",
+    "declare -i y='a[$(touch p)]'",
+    "read 'a[$(touch p)]' <<< x",
+    "x=$'a[$(touch p)]'; echo ${s:x}",
+])
+def test_text_holding_a_command_that_reaches_arithmetic_asks(policy, line):
+    check(policy, line, ASKS)
+
+
+def test_arithmetic_and_quoted_dollars_alone_still_run(policy):
+    for line in ("echo $((1 + 2))", "for i in 1 2; do echo $((i + 1)); done", "echo '$(date)'", "test 1 -eq 1",
+                 'echo "${HOME}" "${x:-1}"'):
+        check(policy, line, ALLOWED)
+    # printf -v and test -v set or look at variables by a name bash may evaluate: not read-only.
+    check(policy, "printf -v x '%s' hi", {"ask": "allow", "plan": "refuse"})
+    check(policy, "test -v HOME", {"ask": "allow", "plan": "refuse"})

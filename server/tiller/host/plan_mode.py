@@ -39,6 +39,8 @@ NOT_READ_ONLY = [
     "git show --output* *", "find -delete *", "find -fprint *", "find -fprint0 *", "find -fprintf *",
     "find -fls *", "rg --pre* *", "git grep -O* *", "git grep --open-files-in-pager* *", "date -s* *",
     "date --set* *",
+    # A variable name may carry an array subscript, which bash evaluates: printf -v 'a[$(cmd)]' x.
+    "printf -v* *", "test -v *", "[ -v *",
 ]
 
 BUILT_IN_RULES = CommandRules(read_only=READ_ONLY)

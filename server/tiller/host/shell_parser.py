@@ -111,7 +111,13 @@ def parse_command_line(source: str, depth: int = 0) -> CommandLine:
     tree = _parser().parse(data)
     if tree.root_node.has_error:
         line.note(f"bash cannot parse it ({_first_error(tree.root_node, data)})")
-    _Walker(line, data, depth).walk(tree.root_node)
+    walker = _Walker(line, data, depth)
+    walker.walk(tree.root_node)
+    if walker.arithmetic and walker.code_as_text:
+        # x='a[$(rm -rf ~)]'; echo $((x)) runs rm: bash evaluates a variable's text, array
+        # subscripts included, wherever it does arithmetic.
+        line.note(f"text holding a command ({walker.code_as_text}) may reach arithmetic ({walker.arithmetic}), "
+                  "where bash would run it")
     return line
 
 
@@ -134,11 +140,24 @@ def _descendants(node: Node) -> list[Node]:
     return found
 
 
+# Where bash evaluates text as arithmetic, which runs any `$(…)` in an array subscript of it.
+_ARITHMETIC_NODES = {"arithmetic_expansion", "subscript", "c_style_for_statement"}
+_ARITHMETIC_TESTS = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v"}
+# Commands that evaluate arithmetic, or take a variable name that may carry a subscript.
+_ARITHMETIC_COMMANDS = {"let", "read", "unset", "mapfile", "readarray", "getopts", "wait"}
+_DECLARATIONS = {"declare", "typeset", "local", "export", "readonly"}
+
+
 class _Walker:
     def __init__(self, line: CommandLine, data: bytes, depth: int) -> None:
         self.line = line
         self.data = data
         self.depth = depth
+        self.arithmetic = ""  # the first place bash evaluates arithmetic, if any
+        self.code_as_text = ""  # the first word whose text holds $( or `, if any
+
+    def saw_arithmetic(self, where: str) -> None:
+        self.arithmetic = self.arithmetic or where
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="surrogateescape")
@@ -151,13 +170,19 @@ class _Walker:
             self.command(node)
         elif kind == "file_redirect":
             self.redirect(node)
-        elif kind in ("command_substitution", "process_substitution"):
-            self.walk_children(node)
         elif kind in ("comment", "heredoc_start", "heredoc_end", "heredoc_content"):
             return
         elif kind in ("declaration_command", "variable_assignment", "variable_assignments"):
             self.declaration(node)
+        elif kind in ("raw_string", "string", "ansi_c_string", "word", "concatenation"):
+            self.word(node)  # an operand of [[ … ]], a `for` list, a `case` subject
         else:
+            if kind in _ARITHMETIC_NODES or (kind == "compound_statement" and self.text(node).startswith("((")):
+                self.saw_arithmetic(self.text(node)[:40])
+            if kind == "test_operator" and self.text(node) in _ARITHMETIC_TESTS:
+                self.saw_arithmetic(f"[[ {self.text(node)} ]]")
+            if kind == "expansion" and any(c in self.text(node) for c in "[:"):
+                self.saw_arithmetic(self.text(node)[:40])  # ${a[i]}, ${s:offset}
             self.walk_children(node)
 
     def walk_children(self, node: Node) -> None:
@@ -183,6 +208,11 @@ class _Walker:
                 self.walk(child)
         if words and words[0].dynamic:
             self.line.note(f"the command name {words[0]} is only known when the line runs")
+        program = words[0].text.rsplit("/", 1)[-1] if words else ""
+        if program in _ARITHMETIC_COMMANDS or program in _DECLARATIONS or (
+                program in ("test", "[") and any(w.text in _ARITHMETIC_TESTS for w in words[1:])) or (
+                program == "printf" and any(w.text.startswith("-v") for w in words[1:])):
+            self.saw_arithmetic(str(Command(words[:3])))
 
     def assignment(self, node: Node, into: dict[str, Word | None]) -> None:
         variable = node.child_by_field_name("name")
@@ -199,6 +229,8 @@ class _Walker:
         assignments: dict[str, Word | None] = {}
         command = Command(words, assignments, declaration=True)
         self.line.commands.append(command)
+        if node.type == "declaration_command":
+            self.saw_arithmetic(self.text(node)[:40])  # declare -i, declare 'a[…]=1'
         for child in (node.children if node.type != "variable_assignment" else [node]):
             if child.type == "variable_assignment":
                 self.assignment(child, assignments)
@@ -243,7 +275,10 @@ class _Walker:
         """The value bash gives the word after quote removal; substitutions inside are walked."""
         pieces: list[tuple[str, bool]] = []
         splits = self._pieces(node, quoted, pieces)
-        return _expanded(pieces, splits)
+        word = _expanded(pieces, splits)
+        if not self.code_as_text and ("$(" in word.text or "`" in word.text):
+            self.code_as_text = str(word)[:40]
+        return word
 
     def _pieces(self, node: Node, quoted: bool, out: list[tuple[str, bool]]) -> bool:
         """Append the word's text to `out` as (text, unquoted glob or brace character); returns
@@ -264,6 +299,8 @@ class _Walker:
         if kind == "concatenation":
             return any([self._pieces(child, quoted, out) for child in node.named_children])
         out.append((DYNAMIC, False))
+        if kind in _ARITHMETIC_NODES or (kind == "expansion" and any(c in self.text(node) for c in "[:")):
+            self.saw_arithmetic(self.text(node)[:40])
         if kind in ("command_substitution", "process_substitution"):
             self.walk(node)
             return not quoted and kind == "command_substitution"
