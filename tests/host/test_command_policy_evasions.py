@@ -133,3 +133,52 @@ def test_arithmetic_and_quoted_dollars_alone_still_run(policy):
     # printf -v and test -v set or look at variables by a name bash may evaluate: not read-only.
     check(policy, "printf -v x '%s' hi", {"ask": "allow", "plan": "refuse"})
     check(policy, "test -v HOME", {"ask": "allow", "plan": "refuse"})
+
+
+# --- 4 and 7. what wrappers run, however their options are spelled ---------------------------------
+
+@pytest.mark.parametrize("line", [
+    "echo ./v | xargs --max-lines rm cat",  # --max-lines takes a value only when attached
+    "echo ./v | xargs --eof rm cat",
+    "echo ./v | xargs -e rm cat",
+    "echo ./v | xargs -l rm cat",
+    "echo ./v | xargs --replace rm -f {}",
+    "echo ./v | xargs -i rm -f {}",
+    "echo ./v | xargs --max-l=1 rm -f",
+    "env -S'rm -rf x'",
+    "env --split-string 'rm -rf x'",
+    "env --split 'rm -rf x'",
+    "env --spl='rm -rf' x",
+    "env -iS'rm -rf x'",
+    "sudo -R /tmp rm -rf x",
+    "sudo -h rm -rf x",
+    "timeout --sig KILL 5 rm -rf x",
+    "trap 'rm -rf x' EXIT",
+    "sh <<< 'rm -rf x'",
+    "bash <<'EOF'\nrm -rf x\nEOF",
+    "git --no-pager push origin main",
+])
+def test_deny_rules_see_what_wrappers_run(policy, line):
+    check(policy, line, DENIED)
+
+
+@pytest.mark.parametrize("line", [
+    "echo 'rm -rf x' | sh",  # a shell reading a pipe
+    "bash -s < script.sh",
+    "bash <<EOF\n$CMD\nEOF",
+    "source ./env.sh",
+    ". ./env.sh",
+    "echo x | xargs -I{} sh -c {}",  # the input becomes the script
+    "env $OPTIONS rm -rf x",  # an option only known at run time may take rm as its value
+    "env -S'ls -la'",  # env splits the string its own way
+])
+def test_commands_out_of_sight_ask_even_in_yolo(policy, line):
+    check(policy, line, ASKS)
+
+
+def test_wrappers_spelled_as_usual_still_run(policy):
+    for line in ("xargs -0 -n 1 cat", "ls | xargs grep foo", "git --no-pager diff", "git -C sub log",
+                 "trap 'echo bye' EXIT; echo hi", "bash <<'EOF'\necho hi\nEOF", "timeout 5 cat x"):
+        check(policy, line, {"ask": "allow", "yolo": "allow"})
+    check(policy, "timeout 60 pytest -q", {"ask": "allow", "acceptEdits": "allow", "yolo": "allow"})
+    check(policy, "bash scripts/check.sh", MODE)  # a script file: a program like any other

@@ -68,6 +68,8 @@ class Command:
     # `export …`, `declare …`, `NAME=value` on its own: sets variables and runs nothing, so it
     # needs no rule unless what it sets is risky (risky_variables.py).
     declaration: bool = False
+    # Its input when the line writes it out: a here-document or here-string (`sh <<< 'ls'`).
+    stdin: Word | None = None
     # Commands it runs itself (filled in by command_wrappers): `timeout 5 pytest` runs pytest.
     inner: list[Command] = field(default_factory=list)
     # Whether the inner commands alone decide (`timeout 5 pytest` is pytest), or this command
@@ -153,6 +155,7 @@ class _Walker:
         self.line = line
         self.data = data
         self.depth = depth
+        self.commands_by_node: dict[int, Command] = {}
         self.arithmetic = ""  # the first place bash evaluates arithmetic, if any
         self.code_as_text = ""  # the first word whose text holds $( or `, if any
 
@@ -168,6 +171,12 @@ class _Walker:
         kind = node.type
         if kind == "command":
             self.command(node)
+        elif kind == "redirected_statement":
+            self.walk_children(node)
+            body = node.child_by_field_name("body")
+            heredoc = next((c for c in node.children if c.type == "heredoc_redirect"), None)
+            if body is not None and heredoc is not None and body.id in self.commands_by_node:
+                self.commands_by_node[body.id].stdin = self.heredoc(heredoc)
         elif kind == "file_redirect":
             self.redirect(node)
         elif kind in ("comment", "heredoc_start", "heredoc_end", "heredoc_content"):
@@ -195,6 +204,7 @@ class _Walker:
         # Added first so that a command comes before the ones substituted into it.
         command = Command(words, assignments)
         self.line.commands.append(command)
+        self.commands_by_node[node.id] = command
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
             if field_name == "name":
@@ -204,6 +214,8 @@ class _Walker:
                 words.append(self.word(child))
             elif child.type == "variable_assignment":
                 self.assignment(child, assignments)
+            elif child.type == "herestring_redirect" and child.named_children:
+                command.stdin = self.word(child.named_children[-1])
             else:
                 self.walk(child)
         if words and words[0].dynamic:
@@ -254,6 +266,21 @@ class _Walker:
         if words and words[0].text in ("declare", "typeset", "local") and any(
                 w.text.startswith("-") and "n" in w.text for w in words[1:]):
             self.line.note("a name reference (declare -n) sets a variable that the line does not name")
+
+    def heredoc(self, node: Node) -> Word:
+        """A here-document's text: as written when its delimiter is quoted (`<<'EOF'`), else
+        with its expansions only known when the line runs."""
+        self.walk_children(node)  # $(…) in an unquoted one runs
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        if body is None:
+            return Word("")
+        text = self.text(body)
+        if start is not None and self.text(start)[:1] in "'\"\\":
+            return Word(text)
+        if body.named_children and any(c.type != "heredoc_content" for c in body.named_children):
+            return Word(DYNAMIC)
+        return Word(_unescape_quoted(text))
 
     def redirect(self, node: Node) -> None:
         operator = next((self.text(c) for c in node.children if not c.is_named), "")
