@@ -182,3 +182,32 @@ def test_wrappers_spelled_as_usual_still_run(policy):
         check(policy, line, {"ask": "allow", "yolo": "allow"})
     check(policy, "timeout 60 pytest -q", {"ask": "allow", "acceptEdits": "allow", "yolo": "allow"})
     check(policy, "bash scripts/check.sh", MODE)  # a script file: a program like any other
+
+
+# --- 5. plan mode's read-only list does not let commands write ---------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "echo hi | sort --outp=sorted.txt",  # GNU tools take any unambiguous start of a long option
+    "sort --compress-program=sh -S 1 big.txt",
+    "git reflog show --output=F",
+    "git stash list --output=F",
+    "git shortlog --outp=F",
+    "git rev-list --output F HEAD",
+    "git log --outp=F",
+    "git branch -vumaster",  # -v -u master: sets master's upstream
+    "git branch -vuorigin/main",
+    "git branch --set-up=origin/main",
+    "git branch -vD old",
+    "git tag -l -d v1",
+    "/usr/bin/time -o t.out cat x",  # time -o writes its report
+    "time --output=t.out cat x",
+])
+def test_plan_mode_refuses_read_only_commands_spelled_to_write(policy, line):
+    check(policy, line, {"plan": "refuse"})
+
+
+def test_plan_mode_still_runs_what_only_reads(policy):
+    for line in ("git branch -v", "git branch -vv", "git branch -a", "git branch --list 'feat*'", "git tag -l 'v1*'",
+                 "git log --oneline -5", "git diff --stat", "git diff --output-indicator-new=+", "sort -u names.txt",
+                 "git stash list", "git reflog", "time cat x"):
+        check(policy, line, {"plan": "allow"})
