@@ -211,3 +211,28 @@ def test_plan_mode_still_runs_what_only_reads(policy):
                  "git log --oneline -5", "git diff --stat", "git diff --output-indicator-new=+", "sort -u names.txt",
                  "git stash list", "git reflog", "time cat x"):
         check(policy, line, {"plan": "allow"})
+
+
+# --- 6. what redirections write is checked like a write tool's path ----------------------------------
+
+def targets(policy: CommandPolicy, line: str) -> list[str | None]:
+    request = ApprovalRequest(tool_call_id="c", tool_name="bash", kind="execute", title="Run", command=line)
+    decision = policy.decide(request, "acceptEdits")
+    assert decision is not None
+    return [str(t) if t is not None else None for t in decision.writes]
+
+
+def test_redirections_are_resolved_to_the_files_they_write(policy, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cwd = Path(policy.cwd)
+    assert targets(policy, "echo x > .git/hooks/pre-commit") == [str(cwd / ".git/hooks/pre-commit")]
+    assert targets(policy, "echo x >> ~/.config/tiller/settings.json") == [
+        str(tmp_path / "home/.config/tiller/settings.json")]
+    assert targets(policy, "echo hi > -") == [str(cwd / "-")]  # a file named -, not standard output
+    assert targets(policy, "echo hi > $OUT") == [None]
+    assert targets(policy, "echo hi > '~/x'") == [str(cwd / "~/x")]  # quoted: no home directory
+    # After cd, a relative target may be in either directory; after cd to an unknown one, anywhere.
+    assert targets(policy, "cd .git && echo x > hooks/pre-commit") == [
+        str(cwd / "hooks/pre-commit"), str(cwd / ".git/hooks/pre-commit")]
+    assert targets(policy, "cd $D && echo x > y") == [str(cwd / "y"), None]
+    assert targets(policy, "echo hi > /dev/null 2>&1 && echo hi >&2") == []

@@ -15,6 +15,7 @@ A line the grammar cannot parse completely, or whose command name is only known 
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 
 import tree_sitter_bash
@@ -26,7 +27,7 @@ DYNAMIC = "\x00"
 # Redirection operators that open the destination for writing.
 _WRITING_OPERATORS = {">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"}
 # Destinations that are not files of the workspace.
-_NOT_FILES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"}
+_NOT_FILES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 # How deep commands may nest (`bash -c "bash -c '…'"`, substitutions in substitutions).
 MAX_DEPTH = 12
 
@@ -290,6 +291,10 @@ class _Walker:
         target = self.word(destination)
         if operator not in _WRITING_OPERATORS:
             return
+        if self.text(destination).startswith("~"):  # an unquoted ~ is a home directory
+            user, _, rest = target.text[1:].partition("/")
+            home = os.path.expanduser(f"~{user}")
+            target = Word(f"{home}/{rest}" if home != f"~{user}" else DYNAMIC)
         if operator in (">&", "<&") and (destination.type == "number" or target.text == "-"):
             return  # 2>&1, >&- : file descriptors, not files
         if target.text in _NOT_FILES or target.text.startswith("/dev/fd/"):
