@@ -8,6 +8,7 @@ bypassed in yolo either. Ordinary lines keep running as before.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,36 @@ def test_redirections_are_resolved_to_the_files_they_write(policy, monkeypatch, 
         str(cwd / "hooks/pre-commit"), str(cwd / ".git/hooks/pre-commit")]
     assert targets(policy, "cd $D && echo x > y") == [str(cwd / "y"), None]
     assert targets(policy, "echo hi > /dev/null 2>&1 && echo hi >&2") == []
+
+
+# --- 8. no line makes judging fail -------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "echo $'\\U7fffffff'",  # beyond Unicode
+    "echo $'\\ud800' $'\\U0000DFFF'",  # lone surrogates
+    "echo \ud800",  # a lone surrogate that came in through JSON
+    "cat >~$'\\x00'x/y",
+    "echo $'\\777'",
+])
+def test_odd_characters_are_judged_not_crashed_on(policy, line):
+    request = ApprovalRequest(tool_call_id="c", tool_name="bash", kind="execute", title="Run", command=line)
+    decision = policy.decide(request, "ask")
+    assert decision is not None and decision.outcome in ("allow", "ask")
+    assert "judging it failed" not in (decision.message or "")
+
+
+_PIECES = [*"abrm -'\"$(){}[]*?\\`;|&<>=~#\n\t!%^,.:0x/", "$'", "\\U7fffffff", "\\ud800", "\ud800", "<<", "<<<",
+           "((", "[[", "]]", "${", "$((", "EOF", "sh -c ", "env -S", "xargs ", "trap ", "declare ", "a[", "-eq", "é",
+           "cd ", "time -o ", "--outp", "git ", "sort "]
+
+
+def test_random_lines_are_judged_without_failing(policy):
+    """Lines made of shell's odd pieces at random (a fixed seed): none makes judging fail (which
+    would still ask, with the reason "judging it failed")."""
+    rng = random.Random(12)
+    for _ in range(300):
+        line = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 30)))
+        request = ApprovalRequest(tool_call_id="c", tool_name="bash", kind="execute", title="Run", command=line)
+        for mode in ("ask", "plan"):
+            decision = policy.decide(request, mode)
+            assert decision is not None and "judging it failed" not in (decision.message or ""), line

@@ -110,7 +110,7 @@ def parse_command_line(source: str, depth: int = 0) -> CommandLine:
     if depth > MAX_DEPTH:
         line.note("commands nest too deeply to be judged")
         return line
-    data = source.encode("utf-8", errors="surrogateescape")
+    data = source.encode("utf-8", errors="surrogatepass")  # a lone surrogate from JSON stays text
     tree = _parser().parse(data)
     if tree.root_node.has_error:
         line.note(f"bash cannot parse it ({_first_error(tree.root_node, data)})")
@@ -293,7 +293,7 @@ class _Walker:
             return
         if self.text(destination).startswith("~"):  # an unquoted ~ is a home directory
             user, _, rest = target.text[1:].partition("/")
-            home = os.path.expanduser(f"~{user}")
+            home = os.path.expanduser(f"~{user}") if DYNAMIC not in user else f"~{user}"
             target = Word(f"{home}/{rest}" if home != f"~{user}" else DYNAMIC)
         if operator in (">&", "<&") and (destination.type == "number" or target.text == "-"):
             return  # 2>&1, >&- : file descriptors, not files
@@ -467,11 +467,11 @@ def _ansi_c(body: str) -> str:
         elif code in "xuU":
             limit = {"x": 2, "u": 4, "U": 8}[code]
             digits = _take(body, index + 2, limit, "0123456789abcdefABCDEF")
-            out.append(chr(int(digits, 16)) if digits else "\\" + code)
+            out.append(_character(int(digits, 16)) if digits else "\\" + code)
             index += 2 + len(digits)
         elif code in "01234567":
             digits = _take(body, index + 1, 3, "01234567")
-            out.append(chr(int(digits, 8)))
+            out.append(_character(int(digits, 8)))
             index += 1 + len(digits)
         elif code == "c" and index + 2 < len(body):
             out.append(chr(ord(body[index + 2]) & 0x1F))
@@ -480,6 +480,14 @@ def _ansi_c(body: str) -> str:
             out.append("\\" + code)
             index += 2
     return "".join(out)
+
+
+def _character(code: int) -> str:
+    """The character of a code point; beyond Unicode (`\\U7fffffff`) or a lone surrogate, which
+    bash cannot print either, the replacement character."""
+    if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return chr(code)
 
 
 def _take(text: str, start: int, limit: int, allowed: str) -> str:
