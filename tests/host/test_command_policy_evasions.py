@@ -237,6 +237,19 @@ def test_redirections_are_resolved_to_the_files_they_write(policy, monkeypatch, 
         str(cwd / "hooks/pre-commit"), str(cwd / ".git/hooks/pre-commit")]
     assert targets(policy, "cd $D && echo x > y") == [str(cwd / "y"), None]
     assert targets(policy, "echo hi > /dev/null 2>&1 && echo hi >&2") == []
+    assert targets(policy, "cat <<EOF > out\nhi\nEOF") == [str(cwd / "out")]
+
+
+def test_options_that_write_files_are_writes_too(policy):
+    cwd = Path(policy.cwd)
+    assert targets(policy, "git diff --output=.git/hooks/pre-commit") == [str(cwd / ".git/hooks/pre-commit")]
+    assert targets(policy, "git log --outp notes.txt") == [str(cwd / "notes.txt")]
+    assert targets(policy, "git -C sub diff --output=y") == [str(cwd / "sub/y")]
+    assert targets(policy, "sort -uo out.txt in.txt") == [str(cwd / "out.txt")]
+    assert targets(policy, "tree -o tree.txt") == [str(cwd / "tree.txt")]
+    assert targets(policy, "sort -k2o in.txt && git diff --output-indicator-new=+") == []
+    # An allow rule for `git diff *` lets it run, not write without what a write needs.
+    check(policy, "git diff --output=notes.txt", {"ask": "ask", "acceptEdits": "allow", "plan": "refuse"})
 
 
 # --- 8. no line makes judging fail -------------------------------------------------------------------

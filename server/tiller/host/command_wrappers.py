@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Callable
 
 from . import wrapper_options as options
+from .option_writes import written_by_options
 from .risky_variables import risky_assignments, runs_unseen
 from .shell_parser import DYNAMIC, MAX_DEPTH, Command, CommandLine, Word, parse_command_line
 from .wrapper_options import Options, Parsed, read_options
@@ -41,10 +42,17 @@ def see_through(line: CommandLine, depth: int = 0) -> CommandLine:
     for command in list(line.commands):
         _unwrap(command, line, depth)
     for command in _every_command(line.commands):
+        line.writes.extend(_from(command.directory, w) for w in written_by_options(command))
         for name, value in command.assignments.items():
             if runs_unseen(name, value):
                 line.unseen.append(f"it sets {name}, which can make a program run a command the rules do not see")
     return line
+
+
+def _from(directory: Word | None, path: Word) -> Word:
+    if directory is None or os.path.isabs(path.text):
+        return path
+    return Word(os.path.join(directory.text, path.text), splits=directory.splits or path.splits)
 
 
 def _every_command(commands: list[Command]) -> list[Command]:
@@ -131,6 +139,10 @@ def _git(command: Command, line: CommandLine, depth: int) -> None:
     inner = Command([command.words[0], *command.words[start:]], assignments=dict(command.assignments))
     command.inner.append(inner)
     command.transparent = not (seen & _GIT_RUNS_PROGRAMS)
+    directories = [w for i, w in enumerate(command.words[:start]) if i > 0 and command.words[i - 1].text == "-C"]
+    directories += [Word(w.text[2:], splits=w.splits) for w in command.words[1:start] if w.text.startswith("-C") and w.text != "-C"]
+    if directories:  # git -C dir diff --output=F writes dir/F
+        inner.directory = Word(os.path.join(*(d.text for d in directories)), splits=any(d.splits for d in directories))
 
 
 def _find(command: Command, line: CommandLine, depth: int) -> None:

@@ -71,6 +71,8 @@ class Command:
     declaration: bool = False
     # Its input when the line writes it out: a here-document or here-string (`sh <<< 'ls'`).
     stdin: Word | None = None
+    # Where it runs when a wrapper says (`git -C dir …`): its relative paths start there.
+    directory: Word | None = None
     # Commands it runs itself (filled in by command_wrappers): `timeout 5 pytest` runs pytest.
     inner: list[Command] = field(default_factory=list)
     # Whether the inner commands alone decide (`timeout 5 pytest` is pytest), or this command
@@ -271,7 +273,6 @@ class _Walker:
     def heredoc(self, node: Node) -> Word:
         """A here-document's text: as written when its delimiter is quoted (`<<'EOF'`), else
         with its expansions only known when the line runs."""
-        self.walk_children(node)  # $(…) in an unquoted one runs
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
         if body is None:
