@@ -158,6 +158,7 @@ def test_arithmetic_and_quoted_dollars_alone_still_run(policy):
     "sh <<< 'rm -rf x'",
     "bash <<'EOF'\nrm -rf x\nEOF",
     "git --no-pager push origin main",
+    "sh - <<'EOF'\nrm -rf x\nEOF",
 ])
 def test_deny_rules_see_what_wrappers_run(policy, line):
     check(policy, line, DENIED)
@@ -172,6 +173,10 @@ def test_deny_rules_see_what_wrappers_run(policy, line):
     "echo x | xargs -I{} sh -c {}",  # the input becomes the script
     "env $OPTIONS rm -rf x",  # an option only known at run time may take rm as its value
     "env -S'ls -la'",  # env splits the string its own way
+    "echo ls | bash -",
+    "bash <(echo rm -rf x)",  # the script file is made when the line runs
+    "git -c core.pager='rm -rf x' log",  # a setting that runs a program
+    "git -c color.ui=never -c alias.log='!rm -rf x' log",
 ])
 def test_commands_out_of_sight_ask_even_in_yolo(policy, line):
     check(policy, line, ASKS)
@@ -179,7 +184,8 @@ def test_commands_out_of_sight_ask_even_in_yolo(policy, line):
 
 def test_wrappers_spelled_as_usual_still_run(policy):
     for line in ("xargs -0 -n 1 cat", "ls | xargs grep foo", "git --no-pager diff", "git -C sub log",
-                 "trap 'echo bye' EXIT; echo hi", "bash <<'EOF'\necho hi\nEOF", "timeout 5 cat x"):
+                 "trap 'echo bye' EXIT; echo hi", "bash <<'EOF'\necho hi\nEOF", "timeout 5 cat x",
+                 "git -c color.ui=never -c core.quotepath=off log --oneline"):
         check(policy, line, {"ask": "allow", "yolo": "allow"})
     check(policy, "timeout 60 pytest -q", {"ask": "allow", "acceptEdits": "allow", "yolo": "allow"})
     check(policy, "bash scripts/check.sh", MODE)  # a script file: a program like any other

@@ -15,6 +15,7 @@ the whole (`transparent = False`); deny and ask rules still see the inner comman
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Callable
 
@@ -138,11 +139,32 @@ def _git(command: Command, line: CommandLine, depth: int) -> None:
         return  # no global options: the command is already as rules spell it
     inner = Command([command.words[0], *command.words[start:]], assignments=dict(command.assignments))
     command.inner.append(inner)
-    command.transparent = not (seen & _GIT_RUNS_PROGRAMS)
+    runs_programs = bool(seen & _GIT_RUNS_PROGRAMS) and not _harmless_git_config(command.words[1:start])
+    command.transparent = not runs_programs
+    if runs_programs:
+        line.unseen.append("git -c (or --config-env, --exec-path) can make git run a command the rules do not see")
     directories = [w for i, w in enumerate(command.words[:start]) if i > 0 and command.words[i - 1].text == "-C"]
     directories += [Word(w.text[2:], splits=w.splits) for w in command.words[1:start] if w.text.startswith("-C") and w.text != "-C"]
     if directories:  # git -C dir diff --output=F writes dir/F
         inner.directory = Word(os.path.join(*(d.text for d in directories)), splits=any(d.splits for d in directories))
+
+
+# git settings that never make git run a program (git -c core.pager='rm -rf x' log would).
+_HARMLESS_GIT_SETTINGS = re.compile(
+    r"^(color\.[\w.-]+|core\.quotepath|core\.autocrlf|core\.safecrlf|user\.name|user\.email|log\.[\w-]+"
+    r"|init\.defaultbranch|advice\.[\w-]+|column\.ui|diff\.noprefix|diff\.renames|safe\.directory)=", re.IGNORECASE)
+
+
+def _harmless_git_config(options: list[Word]) -> bool:
+    """Whether git's global options set only settings that run nothing (`-c color.ui=never`)."""
+    for index, word in enumerate(options):
+        if word.text in ("--config-env", "--exec-path") or word.text.startswith(("--config-env=", "--exec-path")):
+            return False
+        if word.text.startswith("-c"):
+            setting = word.text[2:] or (options[index + 1].text if index + 1 < len(options) else "")
+            if word.dynamic or not _HARMLESS_GIT_SETTINGS.match(setting):
+                return False
+    return True
 
 
 def _find(command: Command, line: CommandLine, depth: int) -> None:
@@ -202,9 +224,15 @@ def _shell(command: Command, line: CommandLine, depth: int) -> None:
         break
     if runs_string:
         _run_script(command, words[index] if index < len(words) else None, line, depth)
-    elif index >= len(words) or any(w.text == "-s" for w in words[1:index]):
+    elif index >= len(words) or any(w.text == "-s" for w in words[1:index]) or _reads_input(words[index]):
         _run_input(command, line, depth)
+    elif words[index].dynamic:  # bash <(curl …), bash "$SCRIPT"
+        line.note(f"{os.path.basename(command.name)} runs a script file only known when the line runs")
     # else: `bash script.sh` runs a file; it needs a rule of its own like any program
+
+
+def _reads_input(operand: Word) -> bool:
+    return operand.text in ("-", "/dev/stdin") or operand.text.startswith(("/dev/fd/", "/proc/self/fd/"))
 
 
 def _run_input(command: Command, line: CommandLine, depth: int) -> None:
