@@ -15,6 +15,7 @@ A line the grammar cannot parse completely, or whose command name is only known 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from dataclasses import dataclass, field
 
@@ -212,9 +213,9 @@ class _Walker:
             field_name = node.field_name_for_child(index)
             if field_name == "name":
                 name = child.named_children[0] if child.named_children else child
-                words.append(self.word(name))
+                words.extend(self.command_words(name))
             elif field_name == "argument":
-                words.append(self.word(child))
+                words.extend(self.command_words(child))
             elif child.type == "variable_assignment":
                 self.assignment(child, assignments)
             elif child.type == "herestring_redirect" and child.named_children:
@@ -308,7 +309,22 @@ class _Walker:
         """The value bash gives the word after quote removal; substitutions inside are walked."""
         pieces: list[tuple[str, bool]] = []
         splits = self._pieces(node, quoted, pieces)
-        word = _expanded(pieces, splits)
+        return self._checked(_glob_word(_characters(pieces), splits))
+
+    def command_words(self, node: Node) -> list[Word]:
+        """A command's word as the words bash makes of it: a brace expansion gives one word per
+        alternative (`r{m,} -rf x` is `rm r -rf x`), so that rules see each exactly."""
+        pieces: list[tuple[str, bool]] = []
+        splits = self._pieces(node, False, pieces)
+        characters = _characters(pieces)
+        alternatives = _brace_expansion(characters)
+        if alternatives is None:  # too many to spell out: one word only known when the line runs
+            return [self._checked(_glob_word(characters, splits))]
+        if alternatives == [characters]:
+            return [self._checked(_glob_word(characters, splits))]
+        return [self._checked(_glob_word(alternative, splits)) for alternative in alternatives if alternative]
+
+    def _checked(self, word: Word) -> Word:
         if not self.code_as_text and ("$(" in word.text or "`" in word.text):
             self.code_as_text = str(word)[:40]
         return word
@@ -384,13 +400,52 @@ def _unquoted_pieces(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def _expanded(pieces: list[tuple[str, bool]], splits: bool) -> Word:
-    """The word from its pieces. An unquoted glob (`*`, `?`, `[…]`) or brace expansion (`{a,b}`,
-    `{1..3}`) is what bash turns into file names or several words: each becomes a dynamic part.
-    Such a word may become several words, and if it starts with the expansion one of them may
-    be an option (`rm *` with a file named `-rf`), which rules that deny options then catch;
-    `src/*.txt` cannot be one (see Word.may_be_option)."""
-    chars = [(char, special) for text, special in pieces for char in (text if not special else text[:1])]
+_Characters = list[tuple[str, bool]]  # each character, and whether it is an unquoted glob or brace one
+# Beyond this many words a brace expansion is not spelled out (`{a,b}{c,d}…` doubles each time).
+_MOST_BRACE_WORDS = 64
+
+
+def _characters(pieces: list[tuple[str, bool]]) -> _Characters:
+    return [(char, special) for text, special in pieces for char in (text if not special else text[:1])]
+
+
+def _brace_expansion(chars: _Characters) -> list[_Characters] | None:
+    """The words bash's brace expansion makes of a word (`a{b,c{d,e}}f` is abf acdf acef), left
+    to right; None when there would be too many."""
+    for start, (char, special) in enumerate(chars):
+        if not (special and char == "{"):
+            continue
+        depth, commas = 0, list[int]()
+        for end in range(start + 1, len(chars)):
+            inner, inner_special = chars[end]
+            if not inner_special:
+                continue
+            if inner == "{":
+                depth += 1
+            elif inner == "}" and depth:
+                depth -= 1
+            elif inner == "}":
+                if not commas:
+                    break  # `{}` or `{a}`: literal; a later brace may still expand
+                bounds = [start, *commas, end]
+                words: list[_Characters] = []
+                for left, right in itertools.pairwise(bounds):
+                    expanded = _brace_expansion(chars[:start] + chars[left + 1 : right] + chars[end + 1 :])
+                    if expanded is None or len(words) + len(expanded) > _MOST_BRACE_WORDS:
+                        return None
+                    words += expanded
+                return words
+            elif inner == "," and not depth:
+                commas.append(end)
+    return [chars]
+
+
+def _glob_word(chars: _Characters, splits: bool) -> Word:
+    """The word from its characters. An unquoted glob (`*`, `?`, `[…]`) or a brace expansion not
+    spelled out (`{1..3}`, or too many words) is what bash turns into file names or several
+    words: each becomes a dynamic part. Such a word may become several words, and if it starts
+    with the expansion one of them may be an option (`rm *` with a file named `-rf`), which
+    rules that deny options then catch; `src/*.txt` cannot be one (see Word.may_be_option)."""
     specials = [i for i, (_, special) in enumerate(chars) if special]
     replaced: dict[int, int] = {}  # start of a dynamic run -> its end (exclusive)
     opening = next((i for i in specials if chars[i][0] == "{"), None)
