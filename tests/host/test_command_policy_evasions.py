@@ -180,6 +180,7 @@ def test_deny_rules_see_what_wrappers_run(policy, line):
     "bash <(echo rm -rf x)",  # the script file is made when the line runs
     "git -c core.pager='rm -rf x' log",  # a setting that runs a program
     "git -c color.ui=never -c alias.log='!rm -rf x' log",
+    "sh -c \"git -c core.pager='rm -rf x' log\"",  # found inside a script as well
 ])
 def test_commands_out_of_sight_ask_even_in_yolo(policy, line):
     check(policy, line, ASKS)
@@ -256,6 +257,7 @@ def test_options_that_write_files_are_writes_too(policy):
     assert targets(policy, "git -C sub diff --output=y") == [str(cwd / "sub/y")]
     assert targets(policy, "sort -uo out.txt in.txt") == [str(cwd / "out.txt")]
     assert targets(policy, "tree -o tree.txt") == [str(cwd / "tree.txt")]
+    assert targets(policy, "bash -c 'git diff --output=x'") == [str(cwd / "x")]  # once
     assert targets(policy, "sort -k2o in.txt && git diff --output-indicator-new=+") == []
     # An allow rule for `git diff *` lets it run, not write without what a write needs.
     check(policy, "git diff --output=notes.txt", {"ask": "ask", "acceptEdits": "allow", "plan": "refuse"})

@@ -47,6 +47,9 @@ def see_through(line: CommandLine, depth: int = 0) -> CommandLine:
         for name, value in command.assignments.items():
             if runs_unseen(name, value):
                 line.unseen.append(f"it sets {name}, which can make a program run a command the rules do not see")
+    # A script's commands (sh -c) are seen here a second time: each finding once.
+    line.writes = list(dict.fromkeys(line.writes))
+    line.unseen = list(dict.fromkeys(line.unseen))
     return line
 
 
@@ -200,6 +203,7 @@ def _run_script(command: Command, script: Word | None, line: CommandLine, depth:
     command.inner.extend(inner_line.commands)
     command.transparent = transparent
     line.writes.extend(inner_line.writes)
+    line.unseen.extend(inner_line.unseen)
     if inner_line.problem:
         line.note(f"in {os.path.basename(command.name)}'s script: {inner_line.problem}")
 
