@@ -10,9 +10,13 @@ write outside plan mode). The order:
    tool call runs in plan mode, unasked, only when its server marks the tool read-only
    (`readOnlyHint`), and is refused otherwise (outside plan mode the mode decides);
 4. an ask rule asks, in every mode;
-5. a line that cannot be parsed asks, unless the mode is yolo and no rule could have stopped it;
-6. a line whose every command is allowed runs, except that a redirection writing a file still
-   needs what a write needs (the user is asked in `ask` mode);
+5. a line that cannot be judged (unparsable, a command only known at run time, text that may
+   reach arithmetic, a script read from a pipe) or that may run commands no rule sees (it sets
+   `GIT_EXTERNAL_DIFF`, `git -c core.pager=…`) asks, unless the mode is yolo and no rule could
+   have stopped it;
+6. a line whose every command is allowed runs, except that a file it writes (by redirection or
+   by an option such as `git diff --output`) still needs what a write needs (the user is asked
+   in `ask` mode; approvals.py checks each file's path like a write tool's);
 7. anything else is up to the mode: yolo runs it, the other modes ask, offering to save
    "always allow" rules for it (the exact patterns, to the session, the project or the user).
 """

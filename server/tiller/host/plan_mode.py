@@ -3,7 +3,8 @@
 In the `plan` approval mode read-only tools run as always; edit and write are refused with a
 message telling the model it is planning; bash runs only lines whose every command is on the
 read-only list (tiller's, below, plus the `readOnly` rules of the user and a trusted project),
-that no rule denies or asks about, that write no file by redirection and that can be parsed.
+that no rule denies or asks about, that write no file (by redirection or by an option), that set
+no variable making programs run others, and that can be judged (command_policy.py).
 An MCP tool runs only if its server marks it read-only (the `readOnlyHint` annotation).
 Nothing ever asks the user in plan mode: what is not read-only is refused.
 
