@@ -99,6 +99,7 @@ def test_ordinary_lines_still_run(policy, line):
     "declare -n ref=PATH; ref=.; pytest",  # a name reference: which variable is set is not in sight
     'export "$SETTING"; git diff',
     "env GIT_EXTERNAL_DIFF=rm git diff",
+    "env 'BASH_FUNC_ls%%=() { rm -rf x; }' bash -c ls",  # env takes any word with = as a variable
 ])
 def test_a_line_setting_a_variable_that_runs_programs_asks_even_in_yolo(policy, line):
     check(policy, line, ASKS)

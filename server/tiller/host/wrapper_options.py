@@ -10,12 +10,9 @@ option it abbreviates.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from .shell_parser import Word
-
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 @dataclass(frozen=True)
@@ -51,7 +48,8 @@ def read_options(words: list[Word], options: Options) -> Parsed:
         if text == "--":
             index += 1
             break
-        if options.assignments and not word.dynamic and _ASSIGNMENT.match(text):
+        if options.assignments and not word.dynamic and "=" in text[1:] and not text.startswith("-"):
+            # env takes any word holding `=` as a variable: `BASH_FUNC_ls%%=() { …; }` too.
             name, _, value = text.partition("=")
             parsed.assignments[name] = Word(value, splits=word.splits, glob=word.glob)
         elif word.dynamic and word.may_be_option():
