@@ -158,7 +158,8 @@ TABLE = [
     ("ls |", "unjudgeable"),
     ("$(echo rm) -rf /", "unjudgeable"),
     ("x=rm; $x -rf /", "unjudgeable"),
-    ("env -S 'rm -rf /'", "unjudgeable"),
+    ("env -S 'rm -rf /'", "deny"),  # the split string is parsed for deny rules (and asks otherwise)
+    ("env -S 'ls -la'", "unjudgeable"),
 ]
 
 

@@ -120,3 +120,32 @@ async def test_rules_can_be_read_changed_and_removed_over_the_protocol(start_til
     with pytest.raises(JsonRpcException) as raised:
         await client.request("agent/setRules", {"sessionId": session, "scope": "everywhere"})
     assert raised.value.code == -32602
+
+
+async def test_a_redirection_into_a_protected_path_or_out_of_the_workspace_asks_even_when_allowed(
+        start_tiller, workspace, tmp_path):
+    write_user_rules(tmp_path, allow=["echo *"])
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    client = await start_tiller(one_call_per_turn(
+        tool_call("bash", {"command": "echo ok > notes.txt"}, id="plain"),
+        tool_call("bash", {"command": "echo 'touch pwned' > .git/hooks/pre-commit"}, id="hook"),
+        tool_call("bash", {"command": f"echo x >> {outside}"}, id="outside"),
+    ), capabilities=APPROVALS)
+    session = await client.new_session(approvalMode="acceptEdits")
+    prompt = client.prompt(session, "write things")
+    hook = await client.wait_approval(session, 1)
+    assert hook["toolCallId"] == "hook"  # notes.txt, in the workspace, did not ask
+    assert hook["reason"] == f"it writes to {workspace.resolve()}/.git/hooks/pre-commit: {PROTECTED_GIT}"
+    assert [o["optionId"] for o in hook["options"]] == ["allow_once", "reject_once", "reject_always"]
+    await client.respond(session, hook["approvalId"], "reject_once")
+    out = await client.wait_approval(session, 2)
+    assert out["toolCallId"] == "outside" and out["reason"].endswith("outside the workspace")
+    await client.respond(session, out["approvalId"], "reject_once")
+    results = tool_results(await prompt.result())
+    assert results["plain"]["isError"] is False and (workspace / "notes.txt").read_text() == "ok\n"
+    assert results["hook"]["isError"] and not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert results["outside"]["isError"] and not outside.exists()
+
+
+PROTECTED_GIT = "a git directory (hooks and config can run commands)"

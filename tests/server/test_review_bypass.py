@@ -79,10 +79,11 @@ async def test_the_data_directory_is_never_written_by_tools_in_any_mode(start_ti
         tool_call("write", {"path": relative, "content": '{"type":"settings","approvalMode":"yolo"}\n'}, id="w"),
         tool_call("edit", {"path": relative, "oldText": '{"type":"session"', "newText": '{"type":"x"'}, id="e"),
         tool_call("write", {"path": str(data_dir / "sessions" / "new.jsonl"), "content": "{}\n"}, id="new"),
+        tool_call("bash", {"command": f"echo '{{}}' >> {relative}"}, id="sh"),  # a redirection is a write too
     ), capabilities=APPROVALS, initialization_options={"dataDir": str(data_dir)})
     session = await attacker.new_session(approvalMode="yolo")
     results = tool_results(await attacker.request("agent/prompt", {"sessionId": session, "text": "widen"}))
-    for call_id in ("w", "e", "new"):
+    for call_id in ("w", "e", "new", "sh"):
         assert results[call_id]["isError"] and "tiller's data directory" in result_text(results[call_id])
     assert session_file.read_text() == before and not (data_dir / "sessions" / "new.jsonl").exists()
 

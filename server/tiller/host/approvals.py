@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 from ..protocol.errors import ErrorCode
@@ -161,11 +162,34 @@ class Approvals:
             if (why := self.rules.protected(request.path)) is not None:
                 # Always asked, whatever the mode, a command rule or an earlier "always allow".
                 return await self._ask_unless_rejected(replace(request, title=f"{request.title} ({why})"), decision)
+        if decision is not None and decision.writes and self.rules is not None:
+            if (why := self._redirect_needs_asking(decision.writes)) is not None:
+                asking = Decision("ask", why)  # no "always allow": it would not cover this write
+                return await self._ask_unless_rejected(replace(request, title=f"{request.title} ({why})"), asking)
         if decision is not None and decision.outcome == "allow":
             return None
         if decision is None and self._allowed_without_asking(request):
             return None
         return await self._ask_unless_rejected(request, decision)
+
+    def _redirect_needs_asking(self, targets: list[Path | None]) -> str | None:
+        """A bash line's redirections are writes, checked like a write tool's path: tiller's data
+        directory is refused; a protected path, a file outside the workspace or one only known
+        when the line runs asks in every mode but yolo, whatever rule or "always allow" said."""
+        assert self.rules is not None
+        for target in targets:
+            if target is not None and (why := self.rules.forbidden(target)) is not None:
+                raise Rejected(f"Not run: it writes to {target}, {why}.")
+        if self.mode == "yolo":
+            return None
+        for target in targets:
+            if target is None:
+                return "it writes to a file only known when the line runs"
+            if (why := self.rules.protected(target)) is not None:
+                return f"it writes to {target}: {why}"
+            if not self.rules.in_workspace(target):
+                return f"it writes to {target}, outside the workspace"
+        return None
 
     async def _ask_unless_rejected(self, request: ApprovalRequest, decision: Decision | None) -> HunkSelection | None:
         if request.tool_name in self.always_rejected:

@@ -24,13 +24,13 @@ import shlex
 from fnmatch import fnmatchcase
 from functools import cache
 
-from .shell_parser import Word
+from .shell_parser import DYNAMIC, Word
 
 ANY_WORDS = "*"
 _SYSTEM_DIRS = {"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"}
 # A pattern's short options, one or several letters (`-f`, `-rf`, `-o*` for `-o x` and `-ofile`).
 _SHORT_GROUP = re.compile(r"^-([A-Za-z0-9]+)\*?$")
-_SHORT_OPTIONS = re.compile(r"^-[A-Za-z0-9]+$")
+_SHORT_LETTERS = re.compile(r"[A-Za-z0-9]*")
 # Commands whose options are words after one dash (`find -delete`): never split into letters.
 _WORD_OPTIONS = {"find"}
 _OPERATORS = {"|", "||", "&", "&&", ";", ";;", "(", ")", "<", ">", ">>", "|&"}
@@ -88,8 +88,21 @@ def _word_matches(glob: str, word: Word, exact: bool) -> bool:
     if not word.dynamic:
         return fnmatchcase(word.text, glob)
     if not exact:
-        return True  # it may turn out to be anything
+        return _may_become(word, glob)
     return not word.splits and "*" in glob and fnmatchcase(word.text, glob)
+
+
+def _may_become(word: Word, glob: str) -> bool:
+    """Whether a dynamic word may turn out to be one that `glob` matches (wide: when unsure, yes).
+    Its known start must agree with the glob's (`src/$X` is never `-rf`, `"$X"` may be)."""
+    if word.splits and not word.glob:
+        return True  # split words after the first may be anything
+    known = word.text.split(DYNAMIC, 1)[0]
+    literal = re.split(r"[*?\[]", glob, maxsplit=1)[0]
+    if not any(c in glob for c in "*?["):
+        shape = "".join(".*" if c == DYNAMIC else re.escape(c) for c in word.text)
+        return re.fullmatch(shape, glob, re.DOTALL) is not None
+    return known.startswith(literal) or literal.startswith(known)
 
 
 def _sequence(pattern: tuple[str, ...], subject: tuple[Word, ...], exact: bool) -> bool:
@@ -103,8 +116,11 @@ def _sequence(pattern: tuple[str, ...], subject: tuple[Word, ...], exact: bool) 
             return all(p == ANY_WORDS for p in pattern[i:])
         word = subject[j]
         if not exact and _wild(word):
-            # An unquoted expansion may become any number of words, none included.
-            return match(i, j + 1) or match(i + 1, j) or match(i + 1, j + 1)
+            # An unquoted expansion may become any number of words, none included; each of
+            # them has its shape.
+            if match(i, j + 1):
+                return True
+            return _word_matches(pattern[i], word, exact) and (match(i + 1, j) or match(i + 1, j + 1))
         return _word_matches(pattern[i], word, exact) and match(i + 1, j + 1)
 
     return match(0, 0)
@@ -112,6 +128,26 @@ def _sequence(pattern: tuple[str, ...], subject: tuple[Word, ...], exact: bool) 
 
 def _wild(word: Word) -> bool:
     return word.splits and word.dynamic
+
+
+def _may_be_bundle(word: Word) -> bool:
+    """Whether a dynamic word may turn out to be short options (`*` may be `-rf`, `*.py` not)."""
+    if word.splits and not word.glob:
+        return True
+    if not word.text.startswith(("-", DYNAMIC)):
+        return False
+    rest = word.text[1:] if word.text.startswith("-") else word.text
+    return all(c.isalnum() or c == DYNAMIC for c in rest)
+
+
+def _abbreviates(text: str, option: str) -> bool:
+    """GNU tools (and git) take a long option by any unambiguous start: `--outp=x` is
+    `--output=x`. Wide: any start counts (an ambiguous one makes the tool fail anyway)."""
+    if not option.startswith("--") or not text.startswith("--"):
+        return False
+    name = text.split("=", 1)[0]
+    wanted = re.split(r"[*?\[=]", option, maxsplit=1)[0]
+    return len(name) > 2 and wanted.startswith(name) and (name != wanted or fnmatchcase(text, option))
 
 
 def _is_option(text: str) -> bool:
@@ -133,13 +169,19 @@ def _ignoring_option_order(pattern: tuple[str, ...], subject: list[Word]) -> boo
         else:
             rest.append(word)
     splits_letters = subject[0].text not in _WORD_OPTIONS
-    letters = {c for o in options if splits_letters and _SHORT_OPTIONS.match(o.text) for c in o.text[1:]}
-    anything = any(w.dynamic for w in subject[1:])
+    # `-vumaster` is -v -u master: its leading letters may all be options (wide: the value's too).
+    letters = {c for o in options if splits_letters and not o.text.startswith("--")
+               for c in _SHORT_LETTERS.match(o.text[1:]).group(0)}  # type: ignore[union-attr]
+    unknown = [w for w in subject[1:] if w.dynamic]
 
     def present(option: str) -> bool:
-        if anything or any(fnmatchcase(o.text, option) for o in options):
+        if any(fnmatchcase(o.text, option) or _abbreviates(o.text, option) for o in options):
+            return True
+        if any(_may_become(w, option) for w in unknown):
             return True
         group = _SHORT_GROUP.match(option)
+        if group is not None and any(_may_be_bundle(w) for w in unknown):
+            return True  # a bundle of options only known at run time
         return group is not None and set(group.group(1)) <= letters
 
     return all(present(o) for o in wanted) and _sequence(operands, tuple(rest), exact=False)

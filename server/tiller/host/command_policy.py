@@ -10,15 +10,21 @@ write outside plan mode). The order:
    tool call runs in plan mode, unasked, only when its server marks the tool read-only
    (`readOnlyHint`), and is refused otherwise (outside plan mode the mode decides);
 4. an ask rule asks, in every mode;
-5. a line that cannot be parsed asks, unless the mode is yolo and no rule could have stopped it;
-6. a line whose every command is allowed runs, except that a redirection writing a file still
-   needs what a write needs (the user is asked in `ask` mode);
+5. a line that cannot be judged (unparsable, a command only known at run time, text that may
+   reach arithmetic, a script read from a pipe) or that may run commands no rule sees (it sets
+   `GIT_EXTERNAL_DIFF`, `git -c core.pager=…`) asks, unless the mode is yolo and no rule could
+   have stopped it;
+6. a line whose every command is allowed runs, except that a file it writes (by redirection or
+   by an option such as `git diff --output`) still needs what a write needs (the user is asked
+   in `ask` mode; approvals.py checks each file's path like a write tool's);
 7. anything else is up to the mode: yolo runs it, the other modes ask, offering to save
    "always allow" rules for it (the exact patterns, to the session, the project or the user).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +46,9 @@ from ..tools.ports import ApprovalRequest
 from . import plan_mode
 from .command_rules import RuleBook, judge, proposed_patterns
 from .command_wrappers import read_command_line
+from .shell_parser import CommandLine
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -49,6 +58,9 @@ class Decision:
     message: str | None = None
     # ask: what "always allow" would save, one pattern per command no rule allows yet.
     proposals: list[str] = field(default_factory=list)
+    # bash: the files its redirections write (None: only known when it runs), which approvals
+    # check like a write tool's path (protected paths, the workspace, tiller's data directory).
+    writes: list[Path | None] = field(default_factory=list)
 
 
 class CommandPolicy:
@@ -83,14 +95,27 @@ class CommandPolicy:
     # --- deciding --------------------------------------------------------------------------
 
     def decide(self, request: ApprovalRequest, mode: ApprovalMode) -> Decision | None:
+        if request.kind != "execute":
+            return self._decide_change(request, mode)
+        try:
+            line = read_command_line(request.command or "")
+            decision = self._decide_command(line, mode)
+            if decision.outcome != "refuse":
+                decision.writes = self._write_targets(line)
+            return decision
+        except Exception as error:  # a line nobody foresaw must not take the tool call down
+            _log.exception("judging a command line failed: %r", request.command)
+            why = f"it cannot be checked against the command rules: judging it failed ({type(error).__name__})"
+            return Decision("refuse", plan_mode.refused_command(why)) if mode == "plan" else Decision("ask", why)
+
+    def _decide_change(self, request: ApprovalRequest, mode: ApprovalMode) -> Decision | None:
         if request.kind == "mcp" and mode == "plan":
             # The server's readOnlyHint is the only word on what an MCP tool changes.
             return Decision("allow") if request.read_only else Decision("refuse", plan_mode.refused_mcp_call(request.tool_name, request.server))
-        if request.kind != "execute":
-            return Decision("refuse", plan_mode.REFUSED_CHANGE) if mode == "plan" else None
-        source = request.command or ""
+        return Decision("refuse", plan_mode.REFUSED_CHANGE) if mode == "plan" else None
+
+    def _decide_command(self, line: CommandLine, mode: ApprovalMode) -> Decision:
         book = self.book(mode)
-        line = read_command_line(source)
         judgement = judge(line, book, allowing="readOnly" if mode == "plan" else "allow")
         rule = judgement.rule
         if judgement.verdict == "deny" and rule is not None:
@@ -104,11 +129,13 @@ class CommandPolicy:
                 return Decision("refuse", plan_mode.refused_command(unreadable))
             return Decision("ask", unreadable)
         if mode == "plan":
-            why = _not_read_only(judgement.verdict, line.problem, [str(w) for w in line.writes],
+            why = _not_read_only(judgement.verdict, line.problem, line.unseen, [str(w) for w in line.writes],
                                  [str(c) for c in judgement.unallowed], rule.describe() if rule else "")
             return Decision("refuse", plan_mode.refused_command(why)) if why else Decision("allow")
         if judgement.verdict == "ask" and rule is not None:
             return Decision("ask", f"{rule.describe()} asks about it")
+        if line.unseen and (mode != "yolo" or book.restricts):
+            return Decision("ask", line.unseen[0])
         if line.problem:
             if mode == "yolo" and not book.restricts:
                 return Decision("allow")
@@ -120,6 +147,27 @@ class CommandPolicy:
         if mode == "yolo":
             return Decision("allow")
         return Decision("ask", proposals=proposed_patterns(judgement))
+
+    def _write_targets(self, line: CommandLine) -> list[Path | None]:
+        """The files the line's redirections write, resolved as bash would from the session's
+        directory (None: only known when the line runs). After a `cd` a relative target is
+        checked from each directory the line may be in."""
+        bases: list[str | None] = [self.cwd]
+        for command in line.commands:
+            if os.path.basename(command.name) in ("cd", "pushd", "popd"):
+                operands = [w for w in command.words[1:] if not w.text.startswith("-")]
+                if not operands:
+                    bases.append(os.path.expanduser("~") if command.name == "cd" else None)
+                else:
+                    bases.append(None if operands[0].dynamic else os.path.join(self.cwd, os.path.expanduser(operands[0].text)))
+        targets: list[Path | None] = []
+        for word in line.writes:
+            if word.dynamic:
+                targets.append(None)
+                continue
+            for base in bases if not os.path.isabs(word.text) else [self.cwd]:
+                targets.append(Path(os.path.realpath(os.path.join(base, word.text))) if base is not None else None)
+        return targets
 
     def approval_options(self, decision: Decision) -> list[ApprovalOption]:
         """The options of a bash approval: "always allow" saves the shown patterns."""
@@ -208,11 +256,13 @@ def _with_allowed(rules: CommandRules, patterns: list[str]) -> CommandRules:
     return rules.model_copy(update={"allow": allow})
 
 
-def _not_read_only(verdict: str | None, problem: str | None, writes: list[str], unallowed: list[str],
-                   rule: str) -> str | None:
+def _not_read_only(verdict: str | None, problem: str | None, unseen: list[str], writes: list[str],
+                   unallowed: list[str], rule: str) -> str | None:
     """Why plan mode will not run a line, or None when every command in it only reads."""
     if problem:
         return f"it cannot be checked: {problem}"
+    if unseen:
+        return unseen[0]
     if verdict == "ask":
         return f"{rule} asks about it"
     if writes:

@@ -18,7 +18,7 @@ from typing import Literal
 
 from ..protocol.methods import CommandRules
 from .command_patterns import ANY_WORDS, PatternError, format_pattern, matches, parse_pattern
-from .command_wrappers import risky_assignments
+from .risky_variables import risky_assignments
 from .shell_parser import Command, CommandLine
 
 Action = Literal["allow", "ask", "deny", "readOnly"]
@@ -125,6 +125,8 @@ def _judge(command: Command, book: RuleBook, allowing: Action) -> _Result:
             return decided
     # `LD_PRELOAD=x cmd` is not the command a rule allowed, however it is spelled.
     risky = bool(risky_assignments(command.assignments))
+    if command.declaration and not risky:
+        return _Result("allow", None, [])  # `export NODE_ENV=test`: sets a variable, runs nothing
     allowed_as_written = None if risky else book.first(allowing, command)
     if allowed_as_written is not None and (not command.inner or ANY_WORDS not in allowed_as_written.words):
         return _Result("allow", allowed_as_written, [])
@@ -179,8 +181,8 @@ def _nested(command: Command) -> list[Command]:
 def _pattern_for(command: Command) -> tuple[str | None, bool]:
     """A pattern for the command, and whether it spells the command out (no `*` word)."""
     words = command.words
-    if not words or words[0].dynamic:
-        return None, False
+    if not words or words[0].dynamic or risky_assignments(command.assignments):
+        return None, False  # no rule allows it
     texts = [w.text for w in words]
     dynamic_at = next((i for i, w in enumerate(words) if w.dynamic), len(words))
     name = texts[0].rsplit("/", 1)[-1] if texts[0].startswith(("/usr/", "/bin/")) else texts[0]

@@ -3,7 +3,8 @@
 In the `plan` approval mode read-only tools run as always; edit and write are refused with a
 message telling the model it is planning; bash runs only lines whose every command is on the
 read-only list (tiller's, below, plus the `readOnly` rules of the user and a trusted project),
-that no rule denies or asks about, that write no file by redirection and that can be parsed.
+that no rule denies or asks about, that write no file (by redirection or by an option), that set
+no variable making programs run others, and that can be judged (command_policy.py).
 An MCP tool runs only if its server marks it read-only (the `readOnlyHint` annotation).
 Nothing ever asks the user in plan mode: what is not read-only is refused.
 
@@ -33,12 +34,27 @@ READ_ONLY = [
     "git config -l", "git reflog", "git reflog show *",
 ]
 
-# Options that make a command of the list write files or run programs.
+# Options that make a command of the list write files or run programs. Deny rules match a long
+# option by any start (`--outp=x` is `--output=x`) and short options in any bundle (`-vumaster`
+# holds `-u`), as the tools read them.
 NOT_READ_ONLY = [
-    "sort -o* *", "sort --output* *", "tree -o* *", "git diff --output* *", "git log --output* *",
-    "git show --output* *", "find -delete *", "find -fprint *", "find -fprint0 *", "find -fprintf *",
+    "sort -o* *", "sort --output* *", "sort --compress-program* *", "tree -o* *",
+    # Every git command that shows a diff or a log takes --output=FILE (diff, log, show, stash list,
+    # reflog, shortlog, rev-list, ...); --output-indicator-new=+ is harmless.
+    "git --output=* *", "git --output *",
+    "git branch -d* *", "git branch -D* *", "git branch -m* *", "git branch -M* *", "git branch -c* *",
+    "git branch -C* *", "git branch -u* *", "git branch -f* *", "git branch -t* *", "git branch --delete* *",
+    "git branch --move* *", "git branch --copy* *", "git branch --force* *", "git branch --set-upstream-to* *",
+    "git branch --unset-upstream* *", "git branch --track* *", "git branch --edit-description* *",
+    "git branch --create-reflog* *",
+    "git tag -d* *", "git tag -a* *", "git tag -s* *", "git tag -f* *", "git tag -m* *", "git tag -F* *",
+    "git tag -u* *", "git tag --delete* *", "git tag --annotate* *", "git tag --sign* *", "git tag --force* *",
+    "git tag --message* *", "git tag --file* *", "git tag --local-user* *",
+    "find -delete *", "find -fprint *", "find -fprint0 *", "find -fprintf *",
     "find -fls *", "rg --pre* *", "git grep -O* *", "git grep --open-files-in-pager* *", "date -s* *",
     "date --set* *",
+    # A variable name may carry an array subscript, which bash evaluates: printf -v 'a[$(cmd)]' x.
+    "printf -v* *", "test -v *", "[ -v *",
 ]
 
 BUILT_IN_RULES = CommandRules(read_only=READ_ONLY)

@@ -75,6 +75,9 @@ class PathRules:
                 return why
         return None
 
+    def in_workspace(self, path: Path) -> bool:
+        return any(_inside(path, root) for root in self._roots)
+
     def _relative_parts(self, path: Path) -> tuple[str, ...]:
         for root in self._roots:
             if _inside(path, root):
