@@ -310,3 +310,36 @@ async def test_a_loaded_session_gets_the_servers_the_client_passes_again(start_t
         await client.prompt(session, "two").result()
     assert not any("__" in tool["function"]["name"] for tool in model.requests[0].json["tools"])
     assert "toolbox__echo" in {tool["function"]["name"] for tool in model.requests[1].json["tools"]}
+
+
+async def test_command_rules_name_mcp_tools_by_their_model_visible_name(start_tiller, workspace, tmp_path):
+    work = tmp_path / "toolbox"
+    with SSEServer() as model:
+        model.reply(Reply(chunks=openai_tool_call("c1", "toolbox__echo", {"text": "hi"})),
+                    Reply(chunks=openai_tool_call("c2", "toolbox__note", {"name": "n.txt", "text": "x"})),
+                    Reply(chunks=openai_tool_call("c3", "toolbox__pid", {})),
+                    Reply(chunks=openai_text("Done.")),
+                    Reply(chunks=openai_tool_call("c4", "toolbox__note", {"name": "y.txt", "text": "y"})),
+                    Reply(chunks=openai_text("Refused again.")))
+        client = await start_tiller(env=openai_env(model), capabilities=APPROVALS)
+        session = await client.new_session(model="openai/test-model", mcpServers=[toolbox(work)])
+        await client.request("agent/setRules", {"sessionId": session, "scope": "session", "rules": {
+            "allow": ["toolbox__echo"], "ask": ["toolbox__p*"], "deny": ["toolbox__note"], "readOnly": []}})
+        prompt = client.prompt(session, "use the toolbox")
+        asked = await client.wait_approval(session)
+        # An ask rule asks, and offers no "always allow" it would override anyway.
+        assert asked["toolCallId"] == "c3" and "asks about it" in asked["reason"]
+        assert [o["kind"] for o in asked["options"]] == ["allow_once", "reject_once", "reject_always"]
+        await client.respond(session, asked["approvalId"], "allow_once")
+        answer = await prompt.result()
+        # Deny rules hold in yolo too.
+        await client.request("agent/setApprovalMode", {"sessionId": session, "mode": "yolo"})
+        again = await client.prompt(session, "note it").result()
+    results = tool_results(answer)
+    assert result_text(results["c1"]) == "echo: hi"  # allowed by its rule: not asked
+    assert results["c3"]["isError"] is False
+    for denied in (results["c2"], tool_results(again)["c4"]):
+        assert denied["isError"] is True and "denies it" in result_text(denied)
+        assert "`toolbox__note`" in result_text(denied)
+    assert not (work / "n.txt").exists() and not (work / "y.txt").exists()
+    assert len(client.events_of(session, "approval_request")) == 1

@@ -213,7 +213,10 @@ class Approvals:
     async def _ask(self, request: ApprovalRequest, decision: Decision | None) -> HunkSelection | None:
         options = approval_options(request.tool_name, request.server)
         if decision is not None and self.policy is not None:
-            options = self.policy.approval_options(decision)
+            if request.kind == "execute":
+                options = self.policy.approval_options(decision)
+            else:  # a rule asks about this MCP tool: an "always allow" would not hold
+                options = [option for option in options if option.kind != "allow_always"]
         event = ApprovalRequestEvent(
             approval_id=uuid.uuid4().hex[:12],
             tool_call_id=request.tool_call_id,

@@ -46,7 +46,7 @@ from ..tools.ports import ApprovalRequest
 from . import plan_mode
 from .command_rules import RuleBook, judge, proposed_patterns
 from .command_wrappers import read_command_line
-from .shell_parser import CommandLine
+from .shell_parser import Command, CommandLine, Word
 
 _log = logging.getLogger(__name__)
 
@@ -109,10 +109,29 @@ class CommandPolicy:
             return Decision("refuse", plan_mode.refused_command(why)) if mode == "plan" else Decision("ask", why)
 
     def _decide_change(self, request: ApprovalRequest, mode: ApprovalMode) -> Decision | None:
-        if request.kind == "mcp" and mode == "plan":
+        if request.kind == "mcp":
+            return self._decide_mcp_call(request, mode)
+        return Decision("refuse", plan_mode.REFUSED_CHANGE) if mode == "plan" else None
+
+    def _decide_mcp_call(self, request: ApprovalRequest, mode: ApprovalMode) -> Decision | None:
+        """An MCP call is judged as a command of one word, the tool's name as the model sees
+        it (`<server>__<tool>`): `deny: ["github__delete_*"]`, `allow: ["time__*"]`. None
+        leaves it to the approval mode and the user's earlier answers."""
+        book = self.book(mode)
+        call = Command(words=[Word(request.tool_name)])
+        if (rule := book.first("deny", call)) is not None:
+            return Decision("refuse", f"Not run: {rule.describe()} denies it. Do not try to get around the rule; "
+                                      "if the call is needed, tell the user why.")
+        if mode == "plan":
             # The server's readOnlyHint is the only word on what an MCP tool changes.
             return Decision("allow") if request.read_only else Decision("refuse", plan_mode.refused_mcp_call(request.tool_name, request.server))
-        return Decision("refuse", plan_mode.REFUSED_CHANGE) if mode == "plan" else None
+        if book.broken:
+            return Decision("ask", f"the command rules cannot be read ({book.broken[0]})")
+        if (rule := book.first("ask", call)) is not None:
+            return Decision("ask", f"{rule.describe()} asks about it")
+        if book.first("allow", call) is not None:
+            return Decision("allow")
+        return None
 
     def _decide_command(self, line: CommandLine, mode: ApprovalMode) -> Decision:
         book = self.book(mode)
