@@ -347,6 +347,11 @@ describe("tiller in VS Code (code-server), server command in the Machine setting
     await message.hover();
     await message.locator("button.rewind").click();
     await vscode.pickQuick("Files and conversation");
+    // greet.py's buffer holds the user's unsaved line, which no checkpoint has: the rewind
+    // would replace it, so it asks first (a forced restore goes through the editor's undo).
+    const dialog = vscode.page.locator(".monaco-dialog-box", { hasText: /greet\.py has unsaved changes/ });
+    await dialog.waitFor();
+    await dialog.locator(".monaco-button", { hasText: "Rewind Anyway" }).click();
     const toast = vscode.toasts(/rewound files and conversation/);
     await toast.waitFor();
     await eventually(async () => (await chat.locator(".message.user").count()) === 1, "the transcript to end before that message");
