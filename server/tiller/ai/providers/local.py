@@ -23,6 +23,7 @@ llama.cpp's native log to stderr, and with `verbose=False` only errors get throu
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import json
 import math
@@ -131,7 +132,23 @@ def _load() -> Llama:
             )
         except (ValueError, OSError, RuntimeError) as exc:
             raise LocalModelError(f"Could not load the local model from {path}: {exc}") from exc
+        atexit.register(_unload)
     return _llama
+
+
+def _unload() -> None:
+    """At exit, free the model while the interpreter is whole: left to llama-cpp-python's
+    `__del__` during shutdown, it finds its module's globals gone and prints a TypeError
+    traceback. Skipped while a generation still holds the model (closing it under a running
+    generation would crash)."""
+    global _llama
+    if _llama is None or not _lock.acquire(blocking=False):
+        return
+    try:
+        _llama.close()
+        _llama = None
+    finally:
+        _lock.release()
 
 
 def preload() -> None:
