@@ -42,6 +42,16 @@ def session_file(tmp_path, session: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+async def two_turns(client) -> str:
+    """A session without tools that compacts down to its last reply (keepRecentTokens 1),
+    after the prompts "First" and "Second" (the server's first two replies)."""
+    session = await client.new_session(tools=[])
+    await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
+    await client.prompt(session, "First").result()
+    await client.prompt(session, "Second").result()
+    return session
+
+
 def summary_reply(text: str) -> Reply:
     return Reply(chunks=openai_text(text))
 
@@ -244,10 +254,7 @@ async def test_a_failed_summary_is_still_billed(start_tiller):
             openai_chunk({"role": "assistant", "content": ""}), openai_chunk({}, "stop"),
             openai_chunk({}, usage=cost), b"data: [DONE]\n\n"]))
         client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/gpt-4o-mini"})
-        session = await client.new_session(tools=[])
-        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
-        await client.prompt(session, "First").result()
-        await client.prompt(session, "Second").result()
+        session = await two_turns(client)
         before = (await client.request("agent/getState", {"sessionId": session}))["usage"]
         with pytest.raises(JsonRpcException) as failed:
             await client.request("agent/compact", {"sessionId": session})
@@ -267,10 +274,7 @@ async def test_an_aborted_compaction_changes_nothing(start_tiller, tmp_path):
                      Reply(chunks=openai_text("Three.")),
                      Reply(chunks=[HOLD, *openai_text("## Goal\nNever arrives either.")]))
         client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/test-model"})
-        session = await client.new_session(tools=[])
-        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
-        await client.prompt(session, "First").result()
-        await client.prompt(session, "Second").result()
+        session = await two_turns(client)
 
         # A manual compaction, aborted while the model writes the summary.
         pending = client.send("agent/compact", {"sessionId": session})
@@ -307,10 +311,7 @@ async def test_a_cancelled_compaction_request_ends_its_compaction_and_changes_no
         server.reply(Reply(chunks=openai_text("One.")), Reply(chunks=openai_text("Two.")),
                      Reply(chunks=[HOLD, *openai_text("## Goal\nNever arrives.")]), Reply(chunks=openai_text("Three.")))
         client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/test-model"})
-        session = await client.new_session(tools=[])
-        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
-        await client.prompt(session, "First").result()
-        await client.prompt(session, "Second").result()
+        session = await two_turns(client)
         pending = client.send("agent/compact", {"sessionId": session})
         await server.wait_for_requests(3)
         client.cancel(pending)
@@ -450,10 +451,7 @@ async def test_a_prompt_sent_while_compacting_runs_after_the_compaction(start_ti
                      Reply(chunks=[HOLD, *openai_text("## Goal\nCount.")]), Reply(chunks=openai_text("Three.")),
                      Reply(chunks=openai_text("Four.")))
         client = await start_tiller(env=openai_env(server) | {"TILLER_MODEL": "openai/test-model"})
-        session = await client.new_session(tools=[])
-        await client.request("agent/setCompaction", {"sessionId": session, "keepRecentTokens": 1})
-        await client.prompt(session, "First").result()
-        await client.prompt(session, "Second").result()
+        session = await two_turns(client)
 
         compacting = client.send("agent/compact", {"sessionId": session})
         await server.wait_for_requests(3)

@@ -29,6 +29,7 @@ from ..protocol.methods import (
     SessionSummary,
 )
 from ..protocol.modes import ApprovalMode, RuleScope, StreamingBehavior
+from ..sequences import common_prefix_length
 from . import plan_mode
 from .approvals import Approvals
 from .checkpoints import SessionCheckpoints
@@ -281,7 +282,7 @@ class Session:
         self.agent.replace_messages(await self.recorder.restore(records))
         # A compaction stands for a start of the conversation: it stays only while the
         # restored conversation still begins with the messages it summarized.
-        self.context.keep_compactions_within(_common_prefix(current, records))
+        self.context.keep_compactions_within(common_prefix_length(current, records))
 
     def rules(self) -> RulesResult:
         return self.policy.rules()
@@ -359,13 +360,3 @@ def _text_of(message: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(getattr(block, "text", "") for block in content if getattr(block, "type", "") == "text")
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    """How many leading records two conversations share."""
-    count = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        count += 1
-    return count

@@ -21,6 +21,8 @@ from difflib import SequenceMatcher
 
 from lsprotocol import types
 
+from ..sequences import common_prefix_length
+
 # How many units of the negotiated position encoding a line's text takes.
 Units = Callable[[str], int]
 
@@ -28,23 +30,14 @@ Units = Callable[[str], int]
 def line_edits(old: str, new: str, units: Units) -> list[types.TextEdit]:
     """Edits (positions in `old`, non-overlapping, in document order) from `old` to `new`."""
     a, b = old.split("\n"), new.split("\n")
-    head = _common_prefix(a, b)
-    tail = _common_prefix(a[head:][::-1], b[head:][::-1])
+    head = common_prefix_length(a, b)
+    tail = common_prefix_length(a[head:][::-1], b[head:][::-1])
     middle = SequenceMatcher(None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False)
     return [
         _edit(a, b, head + i1, head + i2, head + j1, head + j2, units)
         for tag, i1, i2, j1, j2 in middle.get_opcodes()
         if tag != "equal"
     ]
-
-
-def _common_prefix(a: list[str], b: list[str]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _edit(a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int, units: Units) -> types.TextEdit:
