@@ -18,9 +18,8 @@ import os
 from pathlib import Path
 
 from .editor import Editor
-from .shadow_git import Change, ShadowRepo
+from .shadow_git import MODE_ABSENT, MODE_GITLINK, MODE_SYMLINK, Change, ShadowRepo
 
-_ABSENT, _SYMLINK, _GITLINK = "000000", "120000", "160000"
 # What a path that is now a directory (where a file was recorded) holds: never what was recorded.
 _DIRECTORY = object()
 
@@ -37,7 +36,7 @@ class RestoreGuard:
         """The paths whose open buffer differs from what was recorded of them."""
         found = []
         for change, path in targets:
-            if change.old_mode in (_ABSENT, _SYMLINK, _GITLINK) or os.path.islink(path):
+            if change.old_mode in (MODE_ABSENT, MODE_SYMLINK, MODE_GITLINK) or os.path.islink(path):
                 continue
             document = await self._editor.read_document(self._session_id, path)
             if document is None:
@@ -50,10 +49,10 @@ class RestoreGuard:
 
     async def still_holds(self, change: Change, path: Path) -> bool:
         """Whether `path` holds what it held when the rewind began."""
-        if change.old_mode == _GITLINK:
+        if change.old_mode == MODE_GITLINK:
             return True  # a nested repository: its files were never recorded, nor are they touched
         expected = self._buffers.get(change.path)
-        if expected is None and change.old_mode != _ABSENT:
+        if expected is None and change.old_mode != MODE_ABSENT:
             expected = await self._repo.blob(change.old_blob)
         return await self._current(path) == expected
 

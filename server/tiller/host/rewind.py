@@ -37,12 +37,11 @@ from ..tools.atomic_write import write_atomically
 from .editor import Editor
 from .errors import HostError
 from .restore_guard import RestoreGuard
-from .shadow_git import Change, Commit, GitError, ShadowRepo
+from .shadow_git import MODE_ABSENT, MODE_EXECUTABLE, MODE_GITLINK, MODE_SYMLINK, Change, Commit, GitError, ShadowRepo
 
 if TYPE_CHECKING:
     from .session import Session
 
-_GITLINK, _SYMLINK, _ABSENT, _EXECUTABLE = "160000", "120000", "000000", "100755"
 
 
 async def rewind(session: Session, editor: Editor, params: RewindParams) -> RewindResult:
@@ -105,7 +104,7 @@ async def _keep_what_it_left_out(repo: ShadowRepo, target: Commit, changes: list
                                  outcome: _Outcome) -> list[Change]:
     """The changes less the deletions of files the checkpoint left out (ignored or too large
     then, recorded since): it does not know what they held, so they stay, listed in `skipped`."""
-    gone = [c.path for c in changes if c.new_mode == _ABSENT and c.old_mode not in (_ABSENT, _GITLINK)]
+    gone = [c.path for c in changes if c.new_mode == MODE_ABSENT and c.old_mode not in (MODE_ABSENT, MODE_GITLINK)]
     left_out = await repo.left_out(target, gone) if gone else {}
     outcome.skipped += [SkippedFile(path=path, reason=f"{reason}, so what is there now is kept")
                         for path, reason in sorted(left_out.items())]
@@ -161,7 +160,7 @@ async def _restore_files(repo: ShadowRepo, editor: Editor, session: Session, cha
                          outcome: _Outcome, guard: RestoreGuard) -> None:
     root = Path(repo.work_tree)
     # Deletions first: a path may turn from a directory into a file.
-    for change in sorted(changes, key=lambda c: c.new_mode != _ABSENT):
+    for change in sorted(changes, key=lambda c: c.new_mode != MODE_ABSENT):
         path = _inside(root, change.path)
         if path is None:
             outcome.skipped.append(SkippedFile(path=change.path, reason="it lies outside the workspace"))
@@ -174,7 +173,7 @@ async def _restore_files(repo: ShadowRepo, editor: Editor, session: Session, cha
             reason = f"the editor did not take it: {error}"
         if reason is not None:
             outcome.skipped.append(SkippedFile(path=change.path, reason=reason))
-        elif change.new_mode == _ABSENT:
+        elif change.new_mode == MODE_ABSENT:
             outcome.deleted.append(change.path)
         else:
             outcome.restored.append(change.path)
@@ -193,18 +192,18 @@ async def _restore(repo: ShadowRepo, editor: Editor, session_id: str, change: Ch
                    guard: RestoreGuard) -> str | None:
     """Put one path back; the reason it was skipped, or None."""
     exists = os.path.lexists(path)
-    if change.old_mode == _ABSENT and exists:
+    if change.old_mode == MODE_ABSENT and exists:
         return "it is ignored or too large to be in checkpoints, so what is there now was never recorded"
     if not await guard.still_holds(change, path):
         return "it changed while the rewind ran, so what is there now is kept"
-    if change.new_mode == _ABSENT:
+    if change.new_mode == MODE_ABSENT:
         if exists and not path.is_symlink() and await editor.read_document(session_id, path) is not None:
             await editor.delete_document(session_id, path)
         elif exists:
             await asyncio.to_thread(path.unlink)
         return None
     data = await repo.blob(change.new_blob)
-    if change.new_mode == _SYMLINK:
+    if change.new_mode == MODE_SYMLINK:
         if exists:
             await asyncio.to_thread(path.unlink)
         await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
@@ -218,7 +217,7 @@ async def _restore(repo: ShadowRepo, editor: Editor, session_id: str, change: Ch
         await editor.write_document(session_id, path, text)
     else:
         await asyncio.to_thread(write_atomically, path, data)
-    await asyncio.to_thread(_set_executable, path, change.new_mode == _EXECUTABLE)
+    await asyncio.to_thread(_set_executable, path, change.new_mode == MODE_EXECUTABLE)
     return None
 
 

@@ -53,12 +53,19 @@ def git_available() -> bool:
     return shutil.which("git") is not None
 
 
+# Modes of tree entries, as git writes them.
+MODE_ABSENT = "000000"  # (in a diff: no entry on that side)
+MODE_EXECUTABLE = "100755"
+MODE_SYMLINK = "120000"
+MODE_GITLINK = "160000"  # a nested repository: a commit id, not its files
+
+
 @dataclass(frozen=True)
 class Change:
     """One path whose content differs between two snapshots."""
 
     path: str  # relative to the workspace, with "/" separators
-    old_mode: str  # "000000" when absent
+    old_mode: str  # MODE_ABSENT when absent
     new_mode: str
     new_blob: str
     old_blob: str = ""
@@ -278,10 +285,11 @@ class ShadowRepo:
         """The nested git repositories (a clone, a submodule's work tree) in any of `trees`: git
         records each as a commit id alone, never its files."""
         found: set[str] = set()
+        gitlink = MODE_GITLINK.encode() + b" "
         for tree in trees:
             for entry in (await self.git("ls-tree", "-r", "-z", tree)).split(b"\0"):
                 info, _, name = entry.partition(b"\t")
-                if info.startswith(b"160000 "):
+                if info.startswith(gitlink):
                     found.add(name.decode("utf-8", "surrogateescape"))
         return sorted(found)
 
